@@ -1,0 +1,63 @@
+"""The small protocol every model backend speaks, and the events it yields.
+
+A backend turns its vendor's stream into three kinds of event: text deltas, one terminal
+``Finished`` event, or a typed ``StreamError``. Everything above it (the runner, pacing, the
+database) sees only these.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from dataclasses import dataclass, field
+from typing import Literal, Protocol
+
+ErrorKind = Literal[
+    "auth",
+    "rate_limited",
+    "timeout",
+    "server",
+    "bad_request",
+    "protocol",
+    "refused",
+    "content_filter",
+    "context_length",
+]
+
+
+@dataclass(frozen=True)
+class Message:
+    role: Literal["system", "user", "assistant"]
+    content: str
+
+
+@dataclass(frozen=True)
+class ChatRequest:
+    model_id: str
+    messages: tuple[Message, ...]
+    params: dict[str, float | int] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class TextDelta:
+    text: str
+
+
+@dataclass(frozen=True)
+class Finished:
+    finish_reason: str
+    input_tokens: int | None = None
+    output_tokens: int | None = None
+    request_id: str | None = None
+
+
+@dataclass(frozen=True)
+class StreamError:
+    kind: ErrorKind
+    message: str
+
+
+Event = TextDelta | Finished | StreamError
+
+
+class Backend(Protocol):
+    def stream(self, request: ChatRequest) -> AsyncIterator[Event]: ...

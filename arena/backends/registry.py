@@ -1,0 +1,24 @@
+"""Backend kinds by name: one module per kind, looked up here."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from arena.backends.base import Backend
+from arena.backends.mock import MockBackend
+
+_KINDS: dict[str, Callable[[dict], Backend]] = {
+    "mock": MockBackend,
+}
+
+
+def register(kind: str, factory: Callable[[dict], Backend]) -> None:
+    _KINDS[kind] = factory
+
+
+def backend_for(kind: str, settings: dict) -> Backend:
+    try:
+        factory = _KINDS[kind]
+    except KeyError:
+        raise LookupError(f"No backend of kind {kind!r} is installed.") from None
+    return factory(settings)

@@ -1,0 +1,184 @@
+"""The websocket edge of a battle: parse, call a service, relay paced text. Nothing else.
+
+Frames sent to the browser carry sides ("a"/"b"), never models; both sides travel in one frame
+per tick so not even frame timing tells them apart. Names go out only after the vote.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import uuid
+
+from channels.db import database_sync_to_async
+from channels.generic.websocket import AsyncWebsocketConsumer
+from django.conf import settings
+
+from arena import selectors, services
+from arena.generation import battle_group
+from arena.pacing import Pacer
+
+VOID_MESSAGE = (
+    "One of the models could not finish its answer, so this battle is void and will not "
+    "count. Start a new battle."
+)
+TIMEOUT_MESSAGE = (
+    "The answers took too long, so this battle is void and will not count. Start a new battle."
+)
+
+
+class BattleConsumer(AsyncWebsocketConsumer):
+    async def connect(self) -> None:
+        self.battle_id: uuid.UUID | None = None
+        self.turn_id: int | None = None
+        self.sides: dict[int, str] = {}
+        self.pacer: Pacer | None = None
+        self.ticker: asyncio.Task | None = None
+        self.void = False
+        self.user = self.scope.get("user")
+        if self.user is None or not self.user.is_authenticated:
+            await self.close(code=4401)  # before accept: the handshake is refused
+            return
+        await self.accept()
+
+    async def disconnect(self, code: int) -> None:
+        await self._leave()
+
+    # Browser -> server -------------------------------------------------------------------
+
+    async def receive(self, text_data: str | None = None, bytes_data: bytes | None = None):
+        limit = settings.ARENA["WS_MESSAGE_MAX_BYTES"]
+        raw = text_data if text_data is not None else bytes_data
+        if raw is None or len(raw) > limit:
+            return await self._error(
+                "message_too_large", f"Messages are limited to {limit:,} bytes."
+            )
+        try:
+            message = json.loads(raw)
+        except (ValueError, UnicodeDecodeError):
+            return await self._error("malformed", "That message was not valid JSON.")
+        if not isinstance(message, dict) or not isinstance(message.get("action"), str):
+            return await self._error("malformed", "A message needs an 'action'.")
+        handler = {
+            "start": self._start,
+            "follow_up": self._follow_up,
+            "vote": self._vote,
+        }.get(message["action"])
+        if handler is None:
+            return await self._error("unknown_action", f"Unknown action {message['action']!r}.")
+        try:
+            await handler(message)
+        except services.BattleError as exc:
+            await self._error(exc.code, exc.message)
+
+    async def _start(self, message: dict) -> None:
+        prompt_id = message.get("prompt_id")
+        if prompt_id is not None and not isinstance(prompt_id, int):
+            prompt_id = None
+        await self._leave()
+        battle_id = uuid.uuid4()
+        # Join the group before the battle exists, so no delta can be published unheard.
+        await self.channel_layer.group_add(battle_group(battle_id), self.channel_name)
+        self.battle_id = battle_id
+        try:
+            battle = await database_sync_to_async(services.battle_start)(
+                rater=self.user,
+                text=message.get("prompt"),
+                prompt_id=prompt_id,
+                battle_id=battle_id,
+            )
+        except services.BattleError:
+            await self._leave()
+            raise
+        turn = await database_sync_to_async(selectors.turn_sides)(battle_id=battle.pk, index=0)
+        await self._send({"type": "battle", "battle": str(battle.pk), "turn": 0})
+        self._watch(turn)
+
+    async def _follow_up(self, message: dict) -> None:
+        if self.battle_id is None:
+            raise services.BattleError("no_battle", "Start a battle first.")
+        turn = await database_sync_to_async(services.battle_follow_up)(
+            battle_id=self.battle_id, rater=self.user, text=message.get("text")
+        )
+        sides = await database_sync_to_async(selectors.turn_sides)(
+            battle_id=self.battle_id, index=turn.index
+        )
+        await self._send({"type": "turn", "turn": turn.index})
+        self._watch(sides)
+
+    async def _vote(self, message: dict) -> None:
+        battle_id = message.get("battle") or self.battle_id
+        if battle_id is None:
+            raise services.BattleError("no_battle", "Start a battle first.")
+        vote = await database_sync_to_async(services.vote_cast)(
+            battle_id=battle_id, rater=self.user, choice=message.get("choice")
+        )
+        reveal = await database_sync_to_async(selectors.vote_reveal)(vote_id=vote.pk)
+        await self._send({"type": "revealed", **reveal})
+
+    # Generation -> server (channel layer) --------------------------------------------------
+
+    async def answer_delta(self, event: dict) -> None:
+        side = self.sides.get(event["answer"])
+        if side is not None and self.pacer is not None:
+            self.pacer.feed(side, event["text"], seq=event.get("seq"))
+
+    async def answer_done(self, event: dict) -> None:
+        side = self.sides.get(event["answer"])
+        if side is None or self.pacer is None:
+            return
+        self.pacer.finish(side)
+        if event["status"] != "ok" and not self.void:
+            await self._void(VOID_MESSAGE)
+
+    # Pacing ------------------------------------------------------------------------------
+
+    def _watch(self, turn: selectors.TurnSides) -> None:
+        self.turn_id = turn.turn_id
+        self.sides = turn.sides
+        conf = settings.ARENA
+        self.pacer = Pacer(chars_per_tick=conf["PACE_CHARS"])
+        self.void = False
+        self.ticker = asyncio.create_task(self._tick_loop(conf["PACE_TICK_MS"] / 1000))
+
+    async def _tick_loop(self, period: float) -> None:
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + settings.ARENA["TURN_DEADLINE_S"] + 5
+        pacer = self.pacer
+        while pacer is self.pacer and not self.void:
+            out = pacer.tick()
+            if out["a"] or out["b"]:
+                await self._send({"type": "delta", "a": out["a"], "b": out["b"]})
+            if pacer.all_shown:
+                await database_sync_to_async(services.turn_mark_shown)(turn_id=self.turn_id)
+                await self._send({"type": "turn_complete"})
+                return
+            if loop.time() > deadline:
+                await database_sync_to_async(services.battle_void)(
+                    battle_id=self.battle_id, reason="deadline"
+                )
+                await self._void(TIMEOUT_MESSAGE)
+                return
+            await asyncio.sleep(period)
+
+    async def _void(self, message: str) -> None:
+        self.void = True
+        await self._send({"type": "void", "message": message})
+
+    # Plumbing ----------------------------------------------------------------------------
+
+    async def _leave(self) -> None:
+        if self.ticker is not None and self.ticker is not asyncio.current_task():
+            self.ticker.cancel()
+        self.ticker = None
+        self.pacer = None
+        self.sides = {}
+        if self.battle_id is not None:
+            await self.channel_layer.group_discard(battle_group(self.battle_id), self.channel_name)
+            self.battle_id = None
+
+    async def _send(self, payload: dict) -> None:
+        await self.send(text_data=json.dumps(payload))
+
+    async def _error(self, code: str, message: str) -> None:
+        await self._send({"type": "error", "code": code, "message": message})

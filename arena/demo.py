@@ -1,0 +1,100 @@
+"""Demo data: mock models of visibly different speed and style, curated prompts, two users.
+
+Seeding is idempotent: running it again updates in place and adds nothing twice.
+"""
+
+from __future__ import annotations
+
+import secrets
+from dataclasses import dataclass
+from pathlib import Path
+
+from django.db import transaction
+
+from accounts.models import User
+from arena import services
+from arena.models import ModelEntry
+from arena.prompt_import import ImportReport
+
+PROMPTS_FILE = Path(__file__).parent / "data" / "demo_prompts.jsonl"
+ALL_PARAMS = ["temperature", "top_p", "max_tokens"]
+
+DEMO_MODELS = [
+    # public name, organisation, model id, mock settings
+    (
+        "Swift Falcon",
+        "Demo Labs",
+        "mock-falcon-1",
+        {"ttft_ms": 150, "tokens_per_s": 90, "answer_tokens": 90, "style": "plain"},
+    ),
+    (
+        "Deep Owl",
+        "Demo Labs",
+        "mock-owl-2",
+        {"ttft_ms": 900, "tokens_per_s": 20, "answer_tokens": 150, "style": "markdown"},
+    ),
+    (
+        "Brief Wren",
+        "Example AI",
+        "mock-wren-1",
+        {"ttft_ms": 300, "tokens_per_s": 45, "answer_tokens": 40, "style": "terse"},
+    ),
+    (
+        "List Heron",
+        "Example AI",
+        "mock-heron-3",
+        {"ttft_ms": 500, "tokens_per_s": 35, "answer_tokens": 120, "style": "lists"},
+    ),
+    (
+        "Steady Otter",
+        "Open Mock Collective",
+        "mock-otter-7b",
+        {"ttft_ms": 400, "tokens_per_s": 28, "answer_tokens": 100, "style": "plain"},
+    ),
+]
+
+RATER_EMAIL = "rater@demo.arena"
+ADMIN_EMAIL = "admin@demo.arena"
+
+
+@dataclass(frozen=True)
+class DemoSeed:
+    rater_password: str
+    admin_password: str
+    prompts: ImportReport
+    models: int
+
+
+def _user(email: str, *, admin: bool) -> str:
+    password = secrets.token_urlsafe(9)
+    user = User.objects.filter(email=email).first()
+    if user is None:
+        create = User.objects.create_superuser if admin else User.objects.create_user
+        create(email, password)
+    else:
+        user.set_password(password)
+        user.save(update_fields=["password"])
+    return password
+
+
+@transaction.atomic
+def demo_seed() -> DemoSeed:
+    for name, org, model_id, mock in DEMO_MODELS:
+        ModelEntry.objects.update_or_create(
+            public_name=name,
+            defaults={
+                "organisation": org,
+                "vendor": "mock",
+                "model_id": model_id,
+                "backend": ModelEntry.Backend.MOCK,
+                "backend_settings": mock,
+                "supported_params": ALL_PARAMS,
+            },
+        )
+    report = services.prompts_import(data=PROMPTS_FILE.read_bytes(), filename=PROMPTS_FILE.name)
+    return DemoSeed(
+        rater_password=_user(RATER_EMAIL, admin=False),
+        admin_password=_user(ADMIN_EMAIL, admin=True),
+        prompts=report,
+        models=len(DEMO_MODELS),
+    )

@@ -1,0 +1,50 @@
+"""Where generation runs: Celery workers (with Redis) or asyncio tasks in this process.
+
+Called from ``transaction.on_commit`` inside services, so a task never sees an uncommitted
+battle. In-process mode hands the coroutine to the event loop of the web process, since the
+in-memory channel layer only reaches consumers in the same process.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+
+from asgiref.sync import SyncToAsync, async_to_sync
+from django.conf import settings
+
+_running: set[asyncio.Task] = set()
+
+
+def _outer_loop() -> asyncio.AbstractEventLoop | None:
+    """The event loop that called us through ``sync_to_async``, if any."""
+    local = SyncToAsync.threadlocal
+    if getattr(local, "main_event_loop_pid", None) != os.getpid():
+        return None
+    loop = getattr(local, "main_event_loop", None)
+    return loop if loop is not None and loop.is_running() else None
+
+
+def _start_task(answer_id: int) -> None:
+    from arena.generation import answer_generate
+
+    task = asyncio.get_running_loop().create_task(answer_generate(answer_id))
+    _running.add(task)
+    task.add_done_callback(_running.discard)
+
+
+def generation_enqueue(*, answer_id: int) -> None:
+    if settings.GENERATION_MODE == "celery":
+        from arena.tasks import generate
+
+        generate.delay(answer_id)
+        return
+    loop = _outer_loop()
+    if loop is not None:
+        loop.call_soon_threadsafe(_start_task, answer_id)
+    else:
+        # Plain synchronous callers (management commands, scripts) have no loop to hand the
+        # stream to: generate here and now.
+        from arena.generation import answer_generate
+
+        async_to_sync(answer_generate)(answer_id)

@@ -1,0 +1,30 @@
+from __future__ import annotations
+
+from django.core.management import call_command
+from django.core.management.base import BaseCommand
+
+from arena.demo import ADMIN_EMAIL, RATER_EMAIL, demo_seed
+
+
+class Command(BaseCommand):
+    help = "Migrate, seed demo data (idempotent) and serve the app on http://127.0.0.1:8000."
+
+    def add_arguments(self, parser) -> None:
+        parser.add_argument("--port", type=int, default=8000)
+        parser.add_argument("--host", default="127.0.0.1")
+        parser.add_argument("--no-serve", action="store_true", help="Seed only, do not serve.")
+
+    def handle(self, *args, port: int, host: str, no_serve: bool, **options) -> None:
+        call_command("migrate", interactive=False, verbosity=0)
+        seed = demo_seed()
+        url = f"http://{host}:{port}/"
+        self.stdout.write(
+            f"Demo data ready: {seed.models} mock models; prompts: {seed.prompts.summary()}\n"
+            f"  Rater: {RATER_EMAIL} / {seed.rater_password}\n"
+            f"  Admin: {ADMIN_EMAIL} / {seed.admin_password}   ({url}admin/)\n"
+            "  (Passwords are new on every run.)"
+        )
+        if no_serve:
+            return
+        self.stdout.write(f"Serving on {url}  (Ctrl+C to stop)")
+        call_command("runserver", f"{host}:{port}", use_reloader=False, use_threading=True)

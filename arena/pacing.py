@@ -1,0 +1,73 @@
+"""Blind pacing: two incoming streams in, one common release schedule out.
+
+Pure and clock-free: the caller feeds text as it arrives and calls ``tick`` at a fixed period.
+Nothing is released until both sides have produced text (the parity buffer). After that, every
+tick releases the same number of characters on each side, and when either unfinished side has
+nothing new both panes wait together, so a faster model never looks faster.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+SIDES = ("a", "b")
+
+
+@dataclass
+class _Pane:
+    text: str = ""
+    shown: int = 0
+    done: bool = False
+    last_seq: int = 0
+
+    @property
+    def backlog(self) -> int:
+        return len(self.text) - self.shown
+
+
+@dataclass
+class Pacer:
+    chars_per_tick: int = 12
+    # When both sides have a big backlog, catch up so the rater is not kept waiting for text
+    # that has already arrived: release at least backlog / catch_up_ticks per tick.
+    catch_up_ticks: int = 40
+    panes: dict[str, _Pane] = field(default_factory=lambda: {s: _Pane() for s in SIDES})
+
+    def feed(self, side: str, text: str, seq: int | None = None) -> None:
+        pane = self.panes[side]
+        if seq is not None:
+            if seq <= pane.last_seq:
+                return  # a duplicate after a redelivery
+            pane.last_seq = seq
+        if not pane.done:
+            pane.text += text
+
+    def finish(self, side: str) -> None:
+        self.panes[side].done = True
+
+    @property
+    def started(self) -> bool:
+        return all(p.text or p.done for p in self.panes.values())
+
+    @property
+    def all_shown(self) -> bool:
+        return all(p.done and p.backlog == 0 for p in self.panes.values())
+
+    def tick(self) -> dict[str, str]:
+        """The text to release on each side now; both sides advance by the same amount."""
+        if not self.started:
+            return {s: "" for s in SIDES}
+        waiting = [p for p in self.panes.values() if not p.done]
+        if waiting:
+            step = min(p.backlog for p in waiting)
+        else:
+            step = max(p.backlog for p in self.panes.values())
+        live = [p.backlog for p in self.panes.values() if p.backlog > 0]
+        floor = max(self.chars_per_tick, -(-min(live, default=0) // self.catch_up_ticks))
+        step = min(step, floor)
+        out: dict[str, str] = {}
+        for side, pane in self.panes.items():
+            n = min(step, pane.backlog)
+            out[side] = pane.text[pane.shown : pane.shown + n]
+            pane.shown += n
+        return out

@@ -1,0 +1,7 @@
+from __future__ import annotations
+
+from django.urls import path
+
+from arena.consumers import BattleConsumer
+
+websocket_urlpatterns = [path("ws/battle/", BattleConsumer.as_asgi())]

@@ -1,0 +1,376 @@
+"""Writes. Every change to battles, answers, votes and prompts goes through these functions."""
+
+from __future__ import annotations
+
+import random
+import uuid
+from dataclasses import dataclass
+from datetime import datetime
+
+from django.conf import settings
+from django.core.exceptions import ValidationError
+from django.db import IntegrityError, transaction
+from django.db.models import F
+from django.utils import timezone
+
+from accounts.models import User
+from arena import dispatch
+from arena.backends.base import Backend, ChatRequest, Message
+from arena.backends.registry import backend_for
+from arena.generation import StreamResult
+from arena.models import Answer, Battle, ModelEntry, Prompt, Turn, Vote
+from arena.prompt_import import ImportReport, parse_prompts
+from arena.text import prompt_hash, style_counts
+
+
+class BattleError(Exception):
+    """A request the rater can fix or should know about; ``code`` is stable for clients."""
+
+    def __init__(self, code: str, message: str) -> None:
+        super().__init__(message)
+        self.code = code
+        self.message = message
+
+
+def _clean_prompt_text(text: object) -> str:
+    if not isinstance(text, str) or not text.strip():
+        raise BattleError("empty_prompt", "Type a prompt first: it cannot be empty.")
+    limit = settings.ARENA["PROMPT_MAX_CHARS"]
+    if len(text) > limit:
+        raise BattleError(
+            "prompt_too_long",
+            f"The prompt is {len(text):,} characters; the limit is {limit:,}. Nothing was sent.",
+        )
+    return text.strip()
+
+
+def _shared_params() -> dict:
+    return dict(settings.ARENA["DEFAULT_PARAMS"])
+
+
+def battle_pick_models(*, rng: random.Random | None = None) -> tuple[ModelEntry, ModelEntry]:
+    """Two different active models, uniformly, on random sides."""
+    rng = rng or random.SystemRandom()
+    models = list(ModelEntry.objects.filter(active=True).order_by("pk"))
+    by_underlying: dict[str, list[ModelEntry]] = {}
+    for m in models:
+        by_underlying.setdefault(m.model_id, []).append(m)
+    if len(by_underlying) < 2:
+        raise BattleError(
+            "no_models", "Fewer than two models are available right now. Try again later."
+        )
+    first_id, second_id = rng.sample(sorted(by_underlying), 2)
+    pair = [rng.choice(by_underlying[first_id]), rng.choice(by_underlying[second_id])]
+    rng.shuffle(pair)
+    return pair[0], pair[1]
+
+
+def prompt_for_text(*, text: str, prompt_id: int | None = None) -> Prompt:
+    """The curated prompt drawn (or typed again), else a new rater prompt, deduplicated by hash."""
+    if prompt_id is not None:
+        prompt = Prompt.objects.filter(pk=prompt_id, active=True).first()
+        if prompt is not None and prompt.text_hash == prompt_hash(text):
+            return prompt
+    prompt, _ = Prompt.objects.get_or_create(
+        text_hash=prompt_hash(text),
+        defaults={"text": text, "source": Prompt.Source.RATER, "active": False},
+    )
+    return prompt
+
+
+def _create_turn(*, battle: Battle, index: int, text: str) -> Turn:
+    turn = Turn.objects.create(battle=battle, index=index, text=text)
+    answers = [
+        Answer.objects.create(turn=turn, side=side, model=battle.model_for(side))
+        for side in (Answer.Side.A, Answer.Side.B)
+    ]
+    for answer in answers:
+        transaction.on_commit(lambda pk=answer.pk: dispatch.generation_enqueue(answer_id=pk))
+    return turn
+
+
+@transaction.atomic
+def battle_start(
+    *,
+    rater: User,
+    text: object,
+    prompt_id: int | None = None,
+    battle_id: uuid.UUID | None = None,
+    rng: random.Random | None = None,
+) -> Battle:
+    text = _clean_prompt_text(text)
+    prompt = prompt_for_text(text=text, prompt_id=prompt_id)
+    model_a, model_b = battle_pick_models(rng=rng)
+    system_prompt = prompt.system_prompt or settings.ARENA["SYSTEM_PROMPT"]
+    battle = Battle.objects.create(
+        id=battle_id or uuid.uuid4(),
+        rater=rater,
+        prompt=prompt,
+        model_a=model_a,
+        model_b=model_b,
+        system_prompt=system_prompt,
+        params=_shared_params(),
+    )
+    Prompt.objects.filter(pk=prompt.pk).update(usage_count=F("usage_count") + 1)
+    _create_turn(battle=battle, index=0, text=text)
+    return battle
+
+
+def _battle_of(*, battle_id: object, rater: User, lock: bool = False) -> Battle:
+    try:
+        battle_id = uuid.UUID(str(battle_id))
+    except ValueError:
+        raise BattleError("unknown_battle", "There is no such battle.") from None
+    qs = Battle.objects.select_for_update() if lock else Battle.objects
+    battle = qs.filter(pk=battle_id).first()
+    if battle is None:
+        raise BattleError("unknown_battle", "There is no such battle.")
+    if battle.rater_id != rater.pk:
+        raise BattleError("not_your_battle", "This battle belongs to another rater.")
+    return battle
+
+
+def _require_ready(battle: Battle, action: str) -> None:
+    if battle.status == Battle.Status.VOTED:
+        raise BattleError("already_voted", "This battle has been voted on and is locked.")
+    if battle.status == Battle.Status.VOID:
+        raise BattleError("battle_void", "This battle is void. Start a new battle.")
+    if battle.status != Battle.Status.READY:
+        raise BattleError(
+            "answers_incomplete", f"Wait until both answers are complete before you {action}."
+        )
+
+
+@transaction.atomic
+def battle_follow_up(*, battle_id: object, rater: User, text: object) -> Turn:
+    text = _clean_prompt_text(text)
+    battle = _battle_of(battle_id=battle_id, rater=rater, lock=True)
+    _require_ready(battle, "send a follow-up")
+    index = battle.turns.count()
+    if index >= settings.ARENA["MAX_TURNS"]:
+        raise BattleError(
+            "too_many_turns", f"A battle has at most {index} turns. Vote, or start a new battle."
+        )
+    battle.status = Battle.Status.GENERATING
+    battle.save(update_fields=["status"])
+    return _create_turn(battle=battle, index=index, text=text)
+
+
+@transaction.atomic
+def turn_mark_shown(*, turn_id: int, at: datetime | None = None) -> Battle:
+    """Both answers of the turn have been fully shown: the vote clock starts now."""
+    turn = Turn.objects.select_for_update().select_related("battle").get(pk=turn_id)
+    if turn.shown_at is None:
+        turn.shown_at = at or timezone.now()
+        turn.save(update_fields=["shown_at"])
+    battle = turn.battle
+    statuses = set(turn.answers.values_list("status", flat=True))
+    if battle.status == Battle.Status.GENERATING and statuses == {Answer.Status.OK}:
+        battle.status = Battle.Status.READY
+        battle.save(update_fields=["status"])
+    return battle
+
+
+@transaction.atomic
+def battle_void(*, battle_id: object, reason: str) -> None:
+    Battle.objects.filter(
+        pk=battle_id, status__in=[Battle.Status.GENERATING, Battle.Status.READY]
+    ).update(status=Battle.Status.VOID, void_reason=reason[:200])
+
+
+# Generation ---------------------------------------------------------------------------------
+
+
+@dataclass
+class GenerationJob:
+    battle_id: uuid.UUID
+    backend: Backend | None
+    request: ChatRequest | None
+    abandoned: dict | None = None  # the done-event to publish when the job must not run
+
+
+def _conversation(answer: Answer) -> ChatRequest:
+    turn = answer.turn
+    battle = turn.battle
+    messages: list[Message] = []
+    if battle.system_prompt:
+        messages.append(Message("system", battle.system_prompt))
+    earlier = Answer.objects.filter(
+        turn__battle=battle, turn__index__lt=turn.index, side=answer.side
+    ).select_related("turn")
+    for prev in earlier.order_by("turn__index"):
+        messages += [Message("user", prev.turn.text), Message("assistant", prev.text)]
+    messages.append(Message("user", turn.text))
+    return ChatRequest(
+        model_id=answer.model.model_id, messages=tuple(messages), params=battle.params
+    )
+
+
+def _done_event(answer: Answer) -> dict:
+    return {"type": "answer.done", "answer": answer.pk, "status": answer.status}
+
+
+@transaction.atomic
+def answer_claim(*, answer_id: int) -> GenerationJob | None:
+    """Mark an answer running and say what to generate; None when it is already finished.
+
+    A task redelivered after a worker died finds its answer still running: it cannot resume a
+    stream the rater has half seen, so the answer fails visibly instead of being re-run.
+    """
+    answer = (
+        Answer.objects.select_for_update()
+        .select_related("turn__battle", "model")
+        .filter(pk=answer_id)
+        .first()
+    )
+    if answer is None or answer.is_terminal:
+        return None
+    battle_id = answer.turn.battle_id
+    if answer.status == Answer.Status.RUNNING:
+        answer.status = Answer.Status.PARTIAL if answer.text else Answer.Status.ERROR
+        answer.error_kind = "server"
+        answer.error_message = "The worker generating this answer stopped."
+        answer.finished_at = timezone.now()
+        answer.save()
+        battle_void(battle_id=battle_id, reason="generation interrupted")
+        return GenerationJob(battle_id, None, None, abandoned=_done_event(answer))
+    answer.status = Answer.Status.RUNNING
+    answer.started_at = timezone.now()
+    answer.save(update_fields=["status", "started_at"])
+    model = answer.model
+    try:
+        backend = backend_for(model.backend, model.backend_settings)
+    except LookupError as exc:
+        answer.status = Answer.Status.ERROR
+        answer.error_kind = "bad_request"
+        answer.error_message = str(exc)
+        answer.finished_at = timezone.now()
+        answer.save()
+        battle_void(battle_id=battle_id, reason="backend unavailable")
+        return GenerationJob(battle_id, None, None, abandoned=_done_event(answer))
+    return GenerationJob(battle_id, backend, _conversation(answer))
+
+
+@transaction.atomic
+def answer_finish(*, answer_id: int, result: StreamResult) -> dict:
+    answer = Answer.objects.select_for_update().select_related("turn").get(pk=answer_id)
+    if answer.is_terminal:
+        return _done_event(answer)
+    answer.status = result.status
+    answer.text = result.text
+    answer.truncated = result.truncated
+    answer.finish_reason = result.finish_reason
+    answer.input_tokens = result.input_tokens
+    answer.output_tokens = result.output_tokens
+    answer.tokens_estimated = result.tokens_estimated
+    answer.ttft_ms = result.ttft_ms
+    answer.total_ms = result.total_ms
+    answer.error_kind = result.error_kind
+    answer.error_message = result.error_message
+    answer.finished_at = timezone.now()
+    answer.save()
+    if answer.status != Answer.Status.OK:
+        battle_void(battle_id=answer.turn.battle_id, reason=f"answer failed: {result.error_kind}")
+    return _done_event(answer)
+
+
+# Votes --------------------------------------------------------------------------------------
+
+
+def _side_record(battle: Battle, side: str) -> dict:
+    answers = list(Answer.objects.filter(turn__battle=battle, side=side).order_by("turn__index"))
+    text = "\n\n".join(a.text for a in answers)
+    last = answers[-1]
+    return {
+        "model": battle.model_for(side).public_name,
+        "model_id": battle.model_for(side).model_id,
+        "output_tokens": sum(a.output_tokens or 0 for a in answers),
+        "input_tokens": sum(a.input_tokens or 0 for a in answers),
+        "tokens_estimated": any(a.tokens_estimated for a in answers),
+        "finish_reason": last.finish_reason,
+        "ttft_ms": [a.ttft_ms for a in answers],
+        "total_ms": [a.total_ms for a in answers],
+        "style": style_counts(text),
+    }
+
+
+def vote_cast(*, battle_id: object, rater: User, choice: object) -> Vote:
+    if choice not in Vote.Choice.values:
+        raise BattleError(
+            "unknown_choice",
+            f"Unknown vote {choice!r}: choose one of {', '.join(Vote.Choice.values)}.",
+        )
+    try:
+        with transaction.atomic():
+            battle = _battle_of(battle_id=battle_id, rater=rater, lock=True)
+            _require_ready(battle, "vote")
+            last_turn = battle.turns.order_by("-index").first()
+            now = timezone.now()
+            decision_ms = max(0, int((now - last_turn.shown_at).total_seconds() * 1000))
+            prompt = battle.prompt
+            vote = Vote.objects.create(
+                battle=battle,
+                rater=rater,
+                rater_pool=rater.rater_pool,
+                prompt=prompt,
+                prompt_hash=prompt.text_hash,
+                prompt_category=prompt.category,
+                prompt_language=prompt.language,
+                model_a=battle.model_a,
+                model_b=battle.model_b,
+                choice=choice,
+                decision_ms=decision_ms,
+                turns=last_turn.index + 1,
+                params=battle.params,
+                system_prompt=battle.system_prompt,
+                side_a=_side_record(battle, Answer.Side.A),
+                side_b=_side_record(battle, Answer.Side.B),
+            )
+            battle.status = Battle.Status.VOTED
+            battle.save(update_fields=["status"])
+    except IntegrityError:
+        # The unique constraint caught a second vote racing past the status check.
+        raise BattleError("already_voted", "This battle has already been voted on.") from None
+    return vote
+
+
+# Prompts ------------------------------------------------------------------------------------
+
+
+def prompt_create(
+    *, text: str, category: str = "", language: str = "", system_prompt: str = ""
+) -> tuple[Prompt, bool]:
+    """A curated prompt; returns (prompt, created). Re-adding the same text changes nothing."""
+    if not text.strip():
+        raise ValidationError("The prompt text is empty.")
+    limit = settings.ARENA["PROMPT_MAX_CHARS"]
+    if len(text) > limit:
+        raise ValidationError(f"The prompt is {len(text):,} characters; the limit is {limit:,}.")
+    return Prompt.objects.get_or_create(
+        text_hash=prompt_hash(text),
+        defaults={
+            "text": text.strip(),
+            "category": category,
+            "language": language,
+            "system_prompt": system_prompt,
+            "source": Prompt.Source.CURATED,
+        },
+    )
+
+
+def prompts_import(*, data: bytes, filename: str) -> ImportReport:
+    """Add curated prompts from a JSONL or CSV file; every row not added is reported, with why."""
+    rows, rejected = parse_prompts(data, filename=filename)
+    report = ImportReport(rejected=list(rejected))
+    for number, fields in rows:
+        try:
+            _, created = prompt_create(**fields)
+        except ValidationError as exc:
+            report.rejected.append((number, "; ".join(exc.messages)))
+            continue
+        if created:
+            report.created += 1
+        else:
+            report.duplicates += 1
+    report.rejected.sort()
+    return report

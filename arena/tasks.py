@@ -1,0 +1,12 @@
+from __future__ import annotations
+
+from asgiref.sync import async_to_sync
+from celery import shared_task
+
+from arena.generation import answer_generate
+
+
+@shared_task(acks_late=True, reject_on_worker_lost=True, ignore_result=True)
+def generate(answer_id: int) -> None:
+    """Stream one answer; idempotent, so a redelivery cannot write it twice."""
+    async_to_sync(answer_generate)(answer_id)

@@ -1,0 +1,29 @@
+from __future__ import annotations
+
+from django.conf import settings
+from django.contrib.auth.decorators import login_required
+from django.http import HttpRequest, HttpResponse, JsonResponse
+from django.shortcuts import render
+from django.views.decorators.http import require_GET
+
+from arena import selectors
+
+
+@login_required
+@require_GET
+def arena_page(request: HttpRequest) -> HttpResponse:
+    return render(request, "arena/arena.html", {"max_chars": settings.ARENA["PROMPT_MAX_CHARS"]})
+
+
+@login_required
+@require_GET
+def random_prompt(request: HttpRequest) -> JsonResponse:
+    prompt = selectors.prompt_random()
+    if prompt is None:
+        return JsonResponse({"error": "No curated prompts are available yet."}, status=404)
+    return JsonResponse({"id": prompt.pk, "text": prompt.text, "category": prompt.category})
+
+
+@require_GET
+def leaderboard(request: HttpRequest) -> HttpResponse:
+    return render(request, "arena/leaderboard.html", {"rows": selectors.model_vote_counts()})

@@ -1,0 +1,241 @@
+// The battle page: one websocket, two panes, four vote buttons. Everything the server sends
+// before the vote is keyed by side ("a"/"b"); names arrive only in the "revealed" frame.
+(function () {
+  "use strict";
+  var root = document.getElementById("arena");
+  if (!root) return;
+
+  var panes = { a: document.getElementById("pane-a"), b: document.getElementById("pane-b") };
+  var reveals = { a: document.getElementById("reveal-a"), b: document.getElementById("reveal-b") };
+  var notice = document.getElementById("notice");
+  var form = document.getElementById("prompt-form");
+  var box = document.getElementById("prompt");
+  var counter = document.getElementById("counter");
+  var sendBtn = document.getElementById("send");
+  var voteButtons = Array.prototype.slice.call(document.querySelectorAll("#votes button"));
+  var maxChars = parseInt(root.dataset.maxChars, 10);
+
+  var state = "idle"; // idle | generating | ready | voted | void
+  var battleId = null;
+  var drawnPrompt = null; // {id, text} of the curated prompt drawn, while the box still holds it
+  var turns = []; // [{a: text, b: text, el: {a: node, b: node}}]
+  var ws = null;
+  var retry = 0;
+  var pendingText = null; // what was sent, until the server accepts it
+
+  function setState(next) {
+    state = next;
+    root.dataset.state = next;
+    var canVote = next === "ready";
+    voteButtons.forEach(function (b) { b.disabled = !canVote; });
+    sendBtn.disabled = next === "generating";
+    sendBtn.textContent = next === "ready" ? "Send follow-up" : "Send";
+    box.disabled = next === "generating";
+  }
+
+  function showNotice(text, kind) {
+    notice.textContent = text;
+    notice.className = "notice " + (kind || "info");
+    notice.hidden = !text;
+  }
+
+  function clearPanes() {
+    turns = [];
+    ["a", "b"].forEach(function (s) {
+      panes[s].textContent = "";
+      reveals[s].hidden = true;
+      reveals[s].textContent = "";
+    });
+  }
+
+  function addTurn(userText) {
+    var turn = { a: "", b: "", el: {} };
+    ["a", "b"].forEach(function (s) {
+      var wrap = document.createElement("div");
+      wrap.className = "turn";
+      var user = document.createElement("div");
+      user.className = "user-msg";
+      user.textContent = userText;
+      var bot = document.createElement("div");
+      bot.className = "bot-msg md";
+      bot.dataset.pending = "true";
+      wrap.appendChild(user);
+      wrap.appendChild(bot);
+      panes[s].appendChild(wrap);
+      turn.el[s] = bot;
+    });
+    turns.push(turn);
+  }
+
+  function renderSide(turn, side) {
+    var el = turn.el[side];
+    el.innerHTML = window.ArenaMarkdown.render(turn[side]);
+    el.dataset.pending = "false";
+  }
+
+  function send(payload) {
+    if (!ws || ws.readyState !== WebSocket.OPEN) {
+      showNotice("Not connected to the server yet. Please try again in a moment.", "error");
+      return false;
+    }
+    ws.send(JSON.stringify(payload));
+    return true;
+  }
+
+  function onFrame(msg) {
+    var turn = turns[turns.length - 1];
+    switch (msg.type) {
+      case "battle":
+        pendingText = null;
+        battleId = msg.battle;
+        root.dataset.battle = battleId;
+        break;
+      case "turn":
+        pendingText = null;
+        break;
+      case "delta":
+        if (!turn) return;
+        ["a", "b"].forEach(function (s) {
+          if (msg[s]) {
+            turn[s] += msg[s];
+            renderSide(turn, s);
+          }
+        });
+        break;
+      case "turn_complete":
+        setState("ready");
+        showNotice("Both answers are complete. Vote, or send a follow-up to both models.", "info");
+        box.focus();
+        break;
+      case "void":
+        setState("void");
+        showNotice(msg.message, "error");
+        break;
+      case "revealed":
+        setState("voted");
+        ["a", "b"].forEach(function (s) {
+          var who = msg[s];
+          reveals[s].textContent = who.name + (who.organisation ? " · " + who.organisation : "");
+          reveals[s].hidden = false;
+        });
+        showNotice("Thanks, your vote is recorded. Start a new battle whenever you like.", "success");
+        break;
+      case "error":
+        showNotice(msg.message, "error");
+        if (state === "generating" && pendingText !== null) {
+          // The start or follow-up was refused: undo the optimistic turn, keep the text.
+          turns.pop();
+          ["a", "b"].forEach(function (s) { panes[s].removeChild(panes[s].lastChild); });
+          box.value = pendingText;
+          pendingText = null;
+          updateCounter();
+          setState(turns.length ? "ready" : "idle");
+        }
+        break;
+      default:
+        break;
+    }
+  }
+
+  function connect() {
+    var scheme = location.protocol === "https:" ? "wss://" : "ws://";
+    ws = new WebSocket(scheme + location.host + root.dataset.wsPath);
+    ws.onopen = function () {
+      retry = 0;
+      root.dataset.connected = "true";
+    };
+    ws.onmessage = function (e) {
+      try { onFrame(JSON.parse(e.data)); } catch (err) { console.error(err); }
+    };
+    ws.onclose = function () {
+      root.dataset.connected = "false";
+      if (state === "generating") {
+        setState("void");
+        showNotice("The connection dropped while the answers were streaming. Start a new battle.", "error");
+      }
+      retry = Math.min(retry + 1, 6);
+      setTimeout(connect, 250 * Math.pow(2, retry));
+    };
+  }
+
+  function submit() {
+    var text = box.value;
+    if (!text.trim()) {
+      showNotice("Type a prompt first: it cannot be empty.", "error");
+      return;
+    }
+    if (text.length > maxChars) {
+      showNotice("The prompt is " + text.length + " characters; the limit is " + maxChars + ".", "error");
+      return;
+    }
+    if (state === "generating") return;
+    var payload;
+    if (state === "ready") {
+      payload = { action: "follow_up", text: text };
+    } else {
+      clearPanes();
+      battleId = null;
+      payload = { action: "start", prompt: text };
+      if (drawnPrompt && drawnPrompt.text === text) payload.prompt_id = drawnPrompt.id;
+    }
+    if (!send(payload)) return;
+    addTurn(text);
+    pendingText = text;
+    showNotice("", "");
+    setState("generating");
+    box.value = "";
+    drawnPrompt = null;
+    updateCounter();
+  }
+
+  function vote(choice) {
+    if (state !== "ready") return;
+    if (send({ action: "vote", choice: choice })) {
+      voteButtons.forEach(function (b) { b.disabled = true; });
+    }
+  }
+
+  function updateCounter() {
+    counter.textContent = box.value.length + " / " + maxChars;
+    counter.classList.toggle("over", box.value.length > maxChars);
+  }
+
+  form.addEventListener("submit", function (e) { e.preventDefault(); submit(); });
+  box.addEventListener("keydown", function (e) {
+    if (e.key === "Enter" && !e.shiftKey) { e.preventDefault(); submit(); }
+  });
+  box.addEventListener("input", updateCounter);
+  voteButtons.forEach(function (b) {
+    b.addEventListener("click", function () { vote(b.dataset.choice); });
+  });
+  document.addEventListener("keydown", function (e) {
+    if (e.target === box || e.ctrlKey || e.metaKey || e.altKey) return;
+    var choice = { "1": "a", "2": "b", "3": "tie", "4": "both_bad" }[e.key];
+    if (choice) { e.preventDefault(); vote(choice); }
+  });
+  document.getElementById("new-battle").addEventListener("click", function () {
+    if (state === "generating") return;
+    clearPanes();
+    battleId = null;
+    delete root.dataset.battle;
+    showNotice("", "");
+    setState("idle");
+    box.focus();
+  });
+  document.getElementById("random-prompt").addEventListener("click", function () {
+    fetch(root.dataset.randomUrl, { credentials: "same-origin" })
+      .then(function (r) { return r.json().then(function (body) { return { ok: r.ok, body: body }; }); })
+      .then(function (res) {
+        if (!res.ok) { showNotice(res.body.error || "No prompt available.", "error"); return; }
+        drawnPrompt = { id: res.body.id, text: res.body.text };
+        box.value = res.body.text;
+        updateCounter();
+        box.focus();
+      })
+      .catch(function () { showNotice("Could not draw a prompt. Please try again.", "error"); });
+  });
+
+  setState("idle");
+  updateCounter();
+  connect();
+})();
