@@ -116,6 +116,9 @@ class Turn(models.Model):
             models.UniqueConstraint(fields=["battle", "index"], name="turn_index_unique")
         ]
 
+    def __str__(self) -> str:
+        return f"Turn {self.index} of {self.battle_id}"
+
 
 class Answer(models.Model):
     class Side(models.TextChoices):
@@ -149,6 +152,9 @@ class Answer(models.Model):
     class Meta:
         ordering = ["turn", "side"]
         constraints = [models.UniqueConstraint(fields=["turn", "side"], name="answer_side_unique")]
+
+    def __str__(self) -> str:
+        return f"Answer {self.side.upper()} of turn {self.turn_id}"
 
     @property
     def is_terminal(self) -> bool:

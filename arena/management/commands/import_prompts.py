@@ -8,7 +8,7 @@ from arena import services
 
 
 class Command(BaseCommand):
-    help = "Add curated prompts from a JSONL or CSV file (fields: text, category, language, system_prompt)."
+    help = "Add curated prompts from a JSONL or CSV file (text, category, language, system_prompt)."
 
     def add_arguments(self, parser) -> None:
         parser.add_argument("file", type=Path)
