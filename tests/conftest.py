@@ -1,0 +1,150 @@
+"""Named users, small model factories, and the real moving parts the suite runs against.
+
+With REDIS_URL set (CI), generation goes through a real Celery worker process started here, the
+channel layer is Redis and the database is whatever DATABASE_URL names (PostgreSQL in CI). With
+no environment, the same tests run on the embedded default.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from collections.abc import Awaitable, Callable, Iterator
+from pathlib import Path
+
+import pytest
+from channels.db import database_sync_to_async
+from channels.testing import WebsocketCommunicator
+from django.conf import settings
+from django.db import connections
+from django.test import Client
+
+from accounts.models import User
+from arena.models import ModelEntry
+
+ROOT = Path(__file__).resolve().parent.parent
+PASSWORD = "correct-horse-battery-staple"
+
+
+@pytest.fixture(autouse=True)
+def _fast_pacing(settings):
+    settings.ARENA = {**settings.ARENA, "PACE_TICK_MS": 2, "PACE_CHARS": 60, "TURN_DEADLINE_S": 30}
+
+
+def make_user(email: str, **extra) -> User:
+    return User.objects.create_user(email, PASSWORD, **extra)
+
+
+@pytest.fixture
+def alice(db) -> User:
+    return make_user("alice@example.com")
+
+
+@pytest.fixture
+def bob(db) -> User:
+    return make_user("bob@example.com")
+
+
+def make_model(name: str, model_id: str, *, organisation: str = "", vendor: str = "", **mock):
+    return ModelEntry.objects.create(
+        public_name=name,
+        organisation=organisation,
+        vendor=vendor,
+        model_id=model_id,
+        backend=ModelEntry.Backend.MOCK,
+        backend_settings={"ttft_ms": 0, "tokens_per_s": 0, "answer_tokens": 40, **mock},
+        supported_params=["temperature", "top_p", "max_tokens"],
+    )
+
+
+@pytest.fixture
+def two_models(db) -> tuple[ModelEntry, ModelEntry]:
+    """Two fast mock models whose names, ids and vendors are easy to spot in any payload."""
+    return (
+        make_model("Zephyr Quill", "zq-large-001", organisation="Nimbus Research",
+                   vendor="Nimbusvendor", style="markdown"),
+        make_model("Orchid Lantern", "ol-small-002", organisation="Basalt Labs",
+                   vendor="Basaltvendor", style="plain", answer_tokens=25),
+    )
+
+
+def identity_strings(*models: ModelEntry) -> list[str]:
+    out: list[str] = []
+    for m in models:
+        out += [m.public_name, m.model_id, m.organisation, m.vendor]
+        out += [str(v) for v in m.backend_settings.values() if isinstance(v, str) and len(v) > 3]
+    return [s for s in out if s]
+
+
+# Real processes -----------------------------------------------------------------------------
+
+
+def subprocess_env() -> dict[str, str]:
+    """The environment a server or worker needs to share this test session's database."""
+    db = connections["default"].settings_dict
+    env = dict(os.environ)
+    if db["ENGINE"].endswith("postgresql"):
+        auth = db["USER"] + (f":{db['PASSWORD']}" if db.get("PASSWORD") else "")
+        env["DATABASE_URL"] = f"postgres://{auth}@{db['HOST']}:{db['PORT'] or 5432}/{db['NAME']}"
+    else:
+        env["DATABASE_URL"] = f"sqlite:///{db['NAME']}"
+    env["ARENA_PACE_TICK_MS"] = "5"
+    env["ARENA_PACE_CHARS"] = "60"
+    env.setdefault("PYTHONUNBUFFERED", "1")
+    return env
+
+
+@pytest.fixture(scope="session")
+def celery_worker(django_db_setup, django_db_blocker) -> Iterator[subprocess.Popen | None]:
+    """A real Celery worker process on the test database, when generation runs on Celery."""
+    if settings.GENERATION_MODE != "celery":
+        yield None
+        return
+    env = subprocess_env()
+    celery = [sys.executable, "-m", "celery", "-A", "arena"]
+    queues = f"{settings.CELERY_TASK_ROUTES['arena.tasks.generate']['queue']},default"
+    subprocess.run([*celery, "purge", "-f", "-Q", queues], env=env, cwd=ROOT, check=False,
+                   capture_output=True)
+    log = open(ROOT / "var" / "test-celery-worker.log", "w")  # noqa: SIM115
+    proc = subprocess.Popen(
+        [*celery, "worker", "-Q", queues, "-P", "threads", "-c", "8", "-l", "warning",
+         "--without-gossip", "--without-mingle", "--without-heartbeat"],
+        env=env, cwd=ROOT, stdout=log, stderr=subprocess.STDOUT,
+    )
+    yield proc
+    proc.terminate()
+    try:
+        proc.wait(timeout=20)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+    log.close()
+
+
+@pytest.fixture
+def generation(transactional_db, celery_worker) -> None:
+    """Tests that generate answers: committed data, and a worker when Celery is in use."""
+
+
+def session_headers(user: User) -> list[tuple[bytes, bytes]]:
+    client = Client()
+    client.force_login(user)
+    cookie = client.cookies[settings.SESSION_COOKIE_NAME].value
+    return [
+        (b"cookie", f"{settings.SESSION_COOKIE_NAME}={cookie}".encode()),
+        (b"origin", b"http://testserver"),
+    ]
+
+
+@pytest.fixture
+def ws_connect() -> Callable[[User | None], Awaitable[WebsocketCommunicator]]:
+    """Open a websocket through the real ASGI router, signed in as ``user`` (or not)."""
+    from arena.asgi import application
+
+    async def connect(user: User | None) -> WebsocketCommunicator:
+        headers = [(b"origin", b"http://testserver")]
+        if user is not None:
+            headers = await database_sync_to_async(session_headers)(user)
+        return WebsocketCommunicator(application, "/ws/battle/", headers=headers)
+
+    return connect
