@@ -8,6 +8,7 @@ in-memory channel layer only reaches consumers in the same process.
 from __future__ import annotations
 
 import asyncio
+import contextvars
 import os
 
 from asgiref.sync import SyncToAsync, async_to_sync
@@ -41,7 +42,8 @@ def generation_enqueue(*, answer_id: int) -> None:
         return
     loop = _outer_loop()
     if loop is not None:
-        loop.call_soon_threadsafe(_start_task, answer_id)
+        # A fresh context: the caller's would tell asgiref that its sync thread is still busy.
+        loop.call_soon_threadsafe(_start_task, answer_id, context=contextvars.Context())
     else:
         # Plain synchronous callers (management commands, scripts) have no loop to hand the
         # stream to: generate here and now.

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import random
 from dataclasses import dataclass
+from datetime import datetime
 
-from django.db.models import Q
+from django.db.models import Prefetch, Q, QuerySet
 
 from arena.models import Answer, ModelEntry, Prompt, Turn, Vote
 
@@ -78,3 +79,17 @@ def model_vote_counts() -> list[ModelCounts]:
         )
     rows.sort(key=lambda r: (-r.battles, r.name))
     return rows
+
+
+def votes_for_export(*, since: datetime | None = None) -> QuerySet[Vote]:
+    """Votes oldest first, each with its battle's turns and both answers already loaded."""
+    turns = Turn.objects.order_by("index").prefetch_related(
+        Prefetch("answers", queryset=Answer.objects.order_by("side"))
+    )
+    votes = Vote.objects.select_related("battle", "model_a", "model_b").prefetch_related(
+        Prefetch("battle__turns", queryset=turns)
+    )
+    if since is not None:
+        votes = votes.filter(created_at__gte=since)
+    # pk breaks ties between votes cast in the same instant, so exports are reproducible.
+    return votes.order_by("created_at", "pk")

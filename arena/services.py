@@ -374,3 +374,8 @@ def prompts_import(*, data: bytes, filename: str) -> ImportReport:
             report.duplicates += 1
     report.rejected.sort()
     return report
+
+
+def prompts_set_active(*, prompt_ids: list[int], active: bool) -> int:
+    """Offer (or stop offering) curated prompts; returns how many changed."""
+    return Prompt.objects.filter(pk__in=prompt_ids).exclude(active=active).update(active=active)

@@ -8,6 +8,7 @@ no environment, the same tests run on the embedded default.
 from __future__ import annotations
 
 import os
+import signal
 import subprocess
 import sys
 from collections.abc import Awaitable, Callable, Iterator
@@ -91,6 +92,7 @@ def subprocess_env() -> dict[str, str]:
         env["DATABASE_URL"] = f"sqlite:///{db['NAME']}"
     env["ARENA_PACE_TICK_MS"] = "5"
     env["ARENA_PACE_CHARS"] = "60"
+    env["ARENA_TURN_DEADLINE_S"] = "30"
     env.setdefault("PYTHONUNBUFFERED", "1")
     return env
 
@@ -113,7 +115,7 @@ def celery_worker(django_db_setup, django_db_blocker) -> Iterator[subprocess.Pop
         env=env, cwd=ROOT, stdout=log, stderr=subprocess.STDOUT,
     )
     yield proc
-    proc.terminate()
+    proc.send_signal(signal.SIGQUIT)  # cold shutdown: stalled mock streams need not finish
     try:
         proc.wait(timeout=20)
     except subprocess.TimeoutExpired:

@@ -28,12 +28,12 @@ DROP FUNCTION IF EXISTS arena_vote_append_only();
 
 def forwards(apps, schema_editor):
     if schema_editor.connection.vendor == "postgresql":
-        schema_editor.execute(UP)
+        schema_editor.execute(UP, params=None)
 
 
 def backwards(apps, schema_editor):
     if schema_editor.connection.vendor == "postgresql":
-        schema_editor.execute(DOWN)
+        schema_editor.execute(DOWN, params=None)
 
 
 class Migration(migrations.Migration):

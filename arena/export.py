@@ -1,0 +1,176 @@
+"""Turning logged votes into export rows: FastChat's battle format, and the full event as JSONL.
+
+Everything here is pure: it reads votes whose battle, turns and answers are already loaded (see
+``selectors.votes_for_export``) and never queries or writes. docs/vote_log.md is the schema.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable
+from datetime import datetime
+from typing import Protocol
+
+from django.utils import timezone
+from django.utils.dateparse import parse_datetime
+
+from arena.models import Turn, Vote
+from arena.text import estimate_tokens
+
+FORMATS = ("arena", "jsonl")
+
+# FastChat's names for the outcomes; elo_analysis.py matches on these exact strings.
+WINNER = {
+    Vote.Choice.A: "model_a",
+    Vote.Choice.B: "model_b",
+    Vote.Choice.TIE: "tie",
+    Vote.Choice.BOTH_BAD: "tie (bothbad)",
+}
+
+
+class Writer(Protocol):
+    def write(self, text: str) -> object: ...
+
+
+def parse_since(value: str) -> datetime:
+    """An ISO date or date-time as an aware datetime; a date means its midnight, naive means
+    the project's time zone. Raises ValueError with a message fit for the person who typed it."""
+    problem = (
+        f"expected an ISO date (2025-01-31) or date-time (2025-01-31T14:00:00+00:00), "
+        f"got {value!r}"
+    )
+    try:
+        moment = parse_datetime(value.strip())
+    except ValueError:
+        # Well-formed but impossible, such as a thirteenth month.
+        raise ValueError(problem) from None
+    if moment is None:
+        raise ValueError(problem)
+    if timezone.is_naive(moment):
+        moment = timezone.make_aware(moment)
+    return moment
+
+
+def _turns(vote: Vote) -> list[Turn]:
+    return sorted(vote.battle.turns.all(), key=lambda t: t.index)
+
+
+def conversation(turns: Iterable[Turn], side: str) -> list[dict[str, str]]:
+    """One side's dialogue in OpenAI message form: each turn's prompt, then that side's answer."""
+    messages: list[dict[str, str]] = []
+    for turn in turns:
+        answer = next((a for a in turn.answers.all() if a.side == side), None)
+        messages.append({"role": "user", "content": turn.text})
+        messages.append({"role": "assistant", "content": answer.text if answer else ""})
+    return messages
+
+
+def _style(side: dict) -> dict[str, int]:
+    return side.get("style") or {}
+
+
+def conv_metadata(vote: Vote, turns: list[Turn]) -> dict:
+    """The style-control features FastChat's elo_analysis.py reads.
+
+    FastChat splits headers by level, lists by kind and bold by marker; we count each feature
+    as one total, and elo_analysis sums whatever keys a count has, so ``{"total": n}`` fits.
+    """
+    a, b = vote.side_a, vote.side_b
+    return {
+        # User prompts were never sent through a tokenizer on their own: estimated.
+        "sum_user_tokens": sum(estimate_tokens(t.text) for t in turns),
+        "sum_assistant_a_tokens": a.get("output_tokens", 0),
+        "sum_assistant_b_tokens": b.get("output_tokens", 0),
+        "context_a_tokens": a.get("input_tokens", 0),
+        "context_b_tokens": b.get("input_tokens", 0),
+        "turns": vote.turns,
+        "header_count_a": {"total": _style(a).get("headers", 0)},
+        "header_count_b": {"total": _style(b).get("headers", 0)},
+        "list_count_a": {"total": _style(a).get("list_items", 0)},
+        "list_count_b": {"total": _style(b).get("list_items", 0)},
+        "bold_count_a": {"total": _style(a).get("bold", 0)},
+        "bold_count_b": {"total": _style(b).get("bold", 0)},
+    }
+
+
+def arena_record(vote: Vote) -> dict:
+    """One row of FastChat's clean_battle_data.py output."""
+    turns = _turns(vote)
+    return {
+        "question_id": vote.battle_id.hex,
+        "model_a": vote.model_a.public_name,
+        "model_b": vote.model_b.public_name,
+        "winner": WINNER[vote.choice],
+        "judge": f"arena_user_{vote.rater_id}",
+        "conversation_a": conversation(turns, "a"),
+        "conversation_b": conversation(turns, "b"),
+        "turn": vote.turns,
+        # Every battle here is blind: names are revealed only after the vote.
+        "anony": True,
+        "language": vote.prompt_language or "unknown",
+        "tstamp": vote.created_at.timestamp(),
+        "conv_metadata": conv_metadata(vote, turns),
+        "category": vote.prompt_category,
+    }
+
+
+def jsonl_record(vote: Vote) -> dict:
+    """The whole vote event as logged, plus both conversations."""
+    turns = _turns(vote)
+    return {
+        "id": vote.pk,
+        "battle_id": str(vote.battle_id),
+        "created_at": vote.created_at.isoformat(),
+        "rater_id": vote.rater_id,
+        "rater_pool": vote.rater_pool,
+        "prompt_id": vote.prompt_id,
+        "prompt_hash": vote.prompt_hash,
+        "prompt_category": vote.prompt_category,
+        "prompt_language": vote.prompt_language,
+        "model_a": vote.model_a.public_name,
+        "model_b": vote.model_b.public_name,
+        "choice": vote.choice,
+        "decision_ms": vote.decision_ms,
+        "turns": vote.turns,
+        "params": vote.params,
+        "system_prompt": vote.system_prompt,
+        "side_a": vote.side_a,
+        "side_b": vote.side_b,
+        "conversation_a": conversation(turns, "a"),
+        "conversation_b": conversation(turns, "b"),
+    }
+
+
+def _dumps(record: dict) -> str:
+    return json.dumps(record, ensure_ascii=False)
+
+
+# Writers emit whole lines only, so Django's OutputWrapper (which ends every write with a
+# newline unless it has one) produces exactly the same bytes as a plain file.
+
+
+def write_arena(votes: Iterable[Vote], out: Writer) -> int:
+    """A JSON array, one battle per line, without holding the whole export in memory."""
+    out.write("[\n")
+    count = 0
+    pending: str | None = None
+    for vote in votes:
+        if pending is not None:
+            out.write(pending + ",\n")
+        pending = _dumps(arena_record(vote))
+        count += 1
+    if pending is not None:
+        out.write(pending + "\n")
+    out.write("]\n")
+    return count
+
+
+def write_jsonl(votes: Iterable[Vote], out: Writer) -> int:
+    count = 0
+    for vote in votes:
+        out.write(_dumps(jsonl_record(vote)) + "\n")
+        count += 1
+    return count
+
+
+WRITERS = {"arena": write_arena, "jsonl": write_jsonl}

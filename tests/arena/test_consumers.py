@@ -1,0 +1,229 @@
+"""The websocket edge, driven through the real ASGI router, database and generation path."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from channels.db import database_sync_to_async
+
+from arena.models import Answer, Battle, Vote
+from tests.conftest import identity_strings, make_model
+
+pytestmark = pytest.mark.usefixtures("generation")
+
+RECEIVE_TIMEOUT = 30  # a guard against hangs, not a speed assertion
+
+
+async def frames_until(comm, *types: str) -> list[dict]:
+    """Every frame up to and including the first whose type is one of ``types``."""
+    seen: list[dict] = []
+    while True:
+        frame = await comm.receive_json_from(timeout=RECEIVE_TIMEOUT)
+        seen.append(frame)
+        if frame["type"] in types:
+            return seen
+
+
+def pane_text(frames: list[dict], side: str) -> str:
+    return "".join(f[side] for f in frames if f["type"] == "delta")
+
+
+async def start_battle(comm, prompt: str = "Explain recursion briefly.") -> list[dict]:
+    await comm.send_json_to({"action": "start", "prompt": prompt})
+    return await frames_until(comm, "turn_complete", "void", "error")
+
+
+async def test_battle_streams_both_sides_then_vote_reveals_names(ws_connect, alice, two_models):
+    comm = await ws_connect(alice)
+    connected, _ = await comm.connect()
+    assert connected
+
+    frames = await start_battle(comm)
+    assert frames[0]["type"] == "battle"
+    assert frames[-1]["type"] == "turn_complete"
+    battle = await database_sync_to_async(
+        Battle.objects.select_related("model_a", "model_b").get
+    )(pk=frames[0]["battle"])
+    answers = await database_sync_to_async(
+        lambda: {a.side: a for a in Answer.objects.filter(turn__battle=battle)}
+    )()
+    # The browser saw exactly what each model produced, on the right side.
+    assert pane_text(frames, "a") == answers["a"].text
+    assert pane_text(frames, "b") == answers["b"].text
+    assert answers["a"].text and answers["b"].text
+    assert {answers["a"].status, answers["b"].status} == {"ok"}
+    assert answers["a"].ttft_ms is not None and answers["a"].total_ms is not None
+
+    await comm.send_json_to({"action": "vote", "choice": "b"})
+    revealed = (await frames_until(comm, "revealed", "error"))[-1]
+    assert revealed["type"] == "revealed"
+    assert revealed["a"]["name"] == battle.model_a.public_name
+    assert revealed["b"]["name"] == battle.model_b.public_name
+    vote = await database_sync_to_async(Vote.objects.get)(battle=battle)
+    assert vote.choice == "b" and vote.rater_id == alice.pk
+    await comm.disconnect()
+
+
+async def test_nothing_before_the_vote_names_a_model(ws_connect, alice, two_models):
+    comm = await ws_connect(alice)
+    await comm.connect()
+    raw: list[str] = []
+    await comm.send_json_to({"action": "start", "prompt": "Who are you and who made you?"})
+    while True:
+        text = await comm.receive_from(timeout=RECEIVE_TIMEOUT)
+        raw.append(text)
+        if json.loads(text)["type"] in {"turn_complete", "void", "error"}:
+            break
+    await comm.send_json_to({"action": "follow_up", "text": "Tell me more."})
+    while True:
+        text = await comm.receive_from(timeout=RECEIVE_TIMEOUT)
+        raw.append(text)
+        if json.loads(text)["type"] in {"turn_complete", "void", "error"}:
+            break
+    before_vote = "\n".join(raw).lower()
+    for secret in identity_strings(*two_models):
+        assert secret.lower() not in before_vote, secret
+    # Frames carry sides and text only: no timing, ids or backend detail per side.
+    for frame in map(json.loads, raw):
+        assert set(frame) <= {"type", "battle", "turn", "a", "b", "message", "code"}
+    await comm.send_json_to({"action": "vote", "choice": "tie"})
+    after = await comm.receive_json_from(timeout=RECEIVE_TIMEOUT)
+    assert after["type"] == "revealed"
+    await comm.disconnect()
+
+
+async def test_follow_up_sends_each_model_its_own_conversation(ws_connect, alice, two_models):
+    comm = await ws_connect(alice)
+    await comm.connect()
+    first = await start_battle(comm, "Name a colour.")
+    await comm.send_json_to({"action": "follow_up", "text": "Why that one?"})
+    second = await frames_until(comm, "turn_complete", "void", "error")
+    assert second[0] == {"type": "turn", "turn": 1}
+    assert second[-1]["type"] == "turn_complete"
+
+    from arena import services
+
+    battle_id = first[0]["battle"]
+
+    def conversations():
+        out = {}
+        for answer in Answer.objects.filter(turn__battle_id=battle_id, turn__index=1):
+            out[answer.side] = services._conversation(answer)
+        first_answers = dict(
+            Answer.objects.filter(turn__battle_id=battle_id, turn__index=0).values_list(
+                "side", "text"
+            )
+        )
+        return out, first_answers
+
+    convs, first_answers = await database_sync_to_async(conversations)()
+    for side in ("a", "b"):
+        roles = [(m.role, m.content) for m in convs[side].messages]
+        assert roles == [
+            ("user", "Name a colour."),
+            ("assistant", first_answers[side]),
+            ("user", "Why that one?"),
+        ]
+    assert convs["a"].params == convs["b"].params
+    await comm.send_json_to({"action": "vote", "choice": "a"})
+    assert (await comm.receive_json_from(timeout=RECEIVE_TIMEOUT))["type"] == "revealed"
+    # Locked after the vote: no more turns.
+    await comm.send_json_to({"action": "follow_up", "text": "And now?"})
+    error = await comm.receive_json_from(timeout=RECEIVE_TIMEOUT)
+    assert error["type"] == "error" and error["code"] == "already_voted"
+    await comm.disconnect()
+
+
+async def test_failing_model_voids_the_battle_with_a_blind_message(ws_connect, alice, db):
+    await database_sync_to_async(make_model)("Good Model", "good-1")
+    broken = await database_sync_to_async(make_model)("Broken Model", "broken-1",
+                                                      misbehaviour="error_midstream")
+    comm = await ws_connect(alice)
+    await comm.connect()
+    frames = await start_battle(comm)
+    void = frames[-1]
+    assert void["type"] == "void"
+    assert "void" in void["message"] and "Broken" not in void["message"]
+    battle = await database_sync_to_async(Battle.objects.get)(pk=frames[0]["battle"])
+    assert battle.status == Battle.Status.VOID
+    answer = await database_sync_to_async(Answer.objects.get)(turn__battle=battle, model=broken)
+    assert answer.status == Answer.Status.PARTIAL and answer.text  # kept for the record
+    await comm.send_json_to({"action": "vote", "choice": "a"})
+    error = await comm.receive_json_from(timeout=RECEIVE_TIMEOUT)
+    assert error["code"] == "battle_void"
+    assert not await database_sync_to_async(Vote.objects.exists)()
+    await comm.disconnect()
+
+
+async def test_signed_out_websocket_is_refused(ws_connect, db):
+    comm = await ws_connect(None)
+    connected, code = await comm.connect()
+    assert not connected
+
+
+@pytest.mark.parametrize(
+    ("payload", "code"),
+    [
+        ("not json at all", "malformed"),
+        ('["start"]', "malformed"),
+        ('{"action": "dance"}', "unknown_action"),
+        ('{"action": "start", "prompt": "   "}', "empty_prompt"),
+        ('{"action": "start"}', "empty_prompt"),
+        ('{"action": "vote", "choice": "a"}', "no_battle"),
+        ('{"action": "follow_up", "text": "hi"}', "no_battle"),
+    ],
+)
+async def test_bad_messages_get_a_clear_error_and_change_nothing(
+    ws_connect, alice, two_models, payload, code
+):
+    comm = await ws_connect(alice)
+    await comm.connect()
+    await comm.send_to(text_data=payload)
+    frame = await comm.receive_json_from(timeout=RECEIVE_TIMEOUT)
+    assert frame["type"] == "error" and frame["code"] == code and frame["message"]
+    assert not await database_sync_to_async(Battle.objects.exists)()
+    await comm.disconnect()
+
+
+async def test_oversized_message_and_prompt_are_rejected(ws_connect, alice, two_models, settings):
+    settings.ARENA = {**settings.ARENA, "PROMPT_MAX_CHARS": 50, "WS_MESSAGE_MAX_BYTES": 400}
+    comm = await ws_connect(alice)
+    await comm.connect()
+    await comm.send_json_to({"action": "start", "prompt": "x" * 51})
+    frame = await comm.receive_json_from(timeout=RECEIVE_TIMEOUT)
+    assert frame["code"] == "prompt_too_long" and "50" in frame["message"]
+    await comm.send_json_to({"action": "start", "prompt": "y" * 1000})
+    frame = await comm.receive_json_from(timeout=RECEIVE_TIMEOUT)
+    assert frame["code"] == "message_too_large"
+    assert not await database_sync_to_async(Battle.objects.exists)()
+    await comm.disconnect()
+
+
+async def test_vote_before_answers_complete_is_refused(ws_connect, alice, db):
+    await database_sync_to_async(make_model)("Slow One", "slow-1", misbehaviour="stall")
+    await database_sync_to_async(make_model)("Slow Two", "slow-2", misbehaviour="stall")
+    comm = await ws_connect(alice)
+    await comm.connect()
+    await comm.send_json_to({"action": "start", "prompt": "Take your time."})
+    started = await comm.receive_json_from(timeout=RECEIVE_TIMEOUT)
+    assert started["type"] == "battle"
+    await comm.send_json_to({"action": "vote", "choice": "a"})
+    frame = await comm.receive_json_from(timeout=RECEIVE_TIMEOUT)
+    assert frame["type"] == "error" and frame["code"] == "answers_incomplete"
+    assert not await database_sync_to_async(Vote.objects.exists)()
+    await comm.disconnect()
+
+
+async def test_vote_on_another_raters_battle_is_refused(ws_connect, alice, bob, two_models):
+    mine = await ws_connect(alice)
+    await mine.connect()
+    frames = await start_battle(mine)
+    theirs = await ws_connect(bob)
+    await theirs.connect()
+    await theirs.send_json_to({"action": "vote", "choice": "a", "battle": frames[0]["battle"]})
+    frame = await theirs.receive_json_from(timeout=RECEIVE_TIMEOUT)
+    assert frame["code"] == "not_your_battle"
+    assert not await database_sync_to_async(Vote.objects.exists)()
+    await mine.disconnect()
+    await theirs.disconnect()
