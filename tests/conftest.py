@@ -150,3 +150,27 @@ def ws_connect() -> Callable[[User | None], Awaitable[WebsocketCommunicator]]:
         return WebsocketCommunicator(application, "/ws/battle/", headers=headers)
 
     return connect
+
+
+def wait_for_answers(battle_id: object, *, limit_s: float = 30.0) -> None:
+    """Block until every answer of the battle is finished (a worker may be producing them)."""
+    import time
+
+    from arena.models import Answer
+
+    deadline = time.monotonic() + limit_s
+    while Answer.objects.filter(turn__battle_id=battle_id, finished_at__isnull=True).exists():
+        if time.monotonic() > deadline:
+            raise AssertionError(f"answers of battle {battle_id} did not finish in {limit_s} s")
+        time.sleep(0.05)
+
+
+def ready_battle(rater: User, text: str = "What is a monad?"):
+    """A battle whose answers are complete and shown, ready for a vote."""
+    from arena import services
+    from arena.models import Battle
+
+    battle = services.battle_start(rater=rater, text=text)
+    wait_for_answers(battle.pk)
+    services.turn_mark_shown(turn_id=battle.turns.get(index=0).pk)
+    return Battle.objects.get(pk=battle.pk)

@@ -1,0 +1,84 @@
+"""The runner's rules, driven by the mock model's deliberate misbehaviours."""
+
+from __future__ import annotations
+
+import pytest
+
+from arena.backends.base import ChatRequest, Message
+from arena.backends.mock import MockBackend, MockSettings, answer_text
+from arena.generation import stream_answer
+
+REQUEST = ChatRequest(
+    model_id="mock-test", messages=(Message("user", "Say something."),), params={"max_tokens": 60}
+)
+
+
+async def run(misbehaviour: str = "", *, max_chars: int = 100_000, timeout_s: float = 5, **mock):
+    backend = MockBackend({"ttft_ms": 0, "tokens_per_s": 0, "misbehaviour": misbehaviour, **mock})
+    seen: list[str] = []
+
+    async def on_delta(text: str) -> None:
+        seen.append(text)
+
+    result = await stream_answer(
+        backend, REQUEST, on_delta=on_delta, max_chars=max_chars, timeout_s=timeout_s
+    )
+    return result, "".join(seen)
+
+
+def test_mock_answers_are_deterministic_and_differ_by_model():
+    settings = MockSettings(answer_tokens=50)
+    same = answer_text("m1", REQUEST, settings)
+    assert same == answer_text("m1", REQUEST, settings)
+    assert same != answer_text("m2", REQUEST, settings)
+
+
+async def test_a_clean_stream_is_ok_with_usage_and_timings():
+    result, shown = await run()
+    assert result.status == "ok"
+    assert result.text == shown and result.text
+    assert result.finish_reason == "stop"
+    assert result.output_tokens and not result.tokens_estimated
+    assert result.ttft_ms is not None and result.total_ms >= result.ttft_ms
+
+
+async def test_missing_terminal_event_is_partial_protocol_error_keeping_text():
+    result, shown = await run("missing_terminal")
+    assert result.status == "partial"
+    assert result.error_kind == "protocol"
+    assert result.text == shown and result.text
+
+
+async def test_error_midstream_fails_the_answer_and_keeps_the_text():
+    result, _ = await run("error_midstream")
+    assert result.status == "partial" and result.error_kind == "server" and result.text
+
+
+async def test_error_before_any_text_is_an_error_without_ttft():
+    result, _ = await run("error")
+    assert result.status == "error" and result.ttft_ms is None and result.text == ""
+
+
+@pytest.mark.parametrize(
+    ("misbehaviour", "kind"),
+    [("refused", "refused"), ("blocked", "content_filter"), ("empty", "protocol")],
+)
+async def test_refusals_blocks_and_empty_answers_fail(misbehaviour, kind):
+    result, _ = await run(misbehaviour)
+    assert result.status == "error" and result.error_kind == kind
+
+
+async def test_missing_usage_is_estimated_and_marked():
+    result, _ = await run("no_usage")
+    assert result.status == "ok"
+    assert result.tokens_estimated and result.output_tokens > 0
+
+
+async def test_answers_are_capped_and_flagged_truncated():
+    result, shown = await run(max_chars=30)
+    assert result.truncated and len(result.text) == 30 and shown == result.text
+
+
+async def test_a_stalled_stream_times_out():
+    result, _ = await run("stall", timeout_s=0.05)
+    assert result.status == "error" and result.error_kind == "timeout"

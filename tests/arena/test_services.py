@@ -1,0 +1,177 @@
+"""Battle and vote services on the real database."""
+
+from __future__ import annotations
+
+import random
+import threading
+from datetime import timedelta
+
+import pytest
+from django.db import DatabaseError, connection, transaction
+
+from arena import services
+from arena.models import Answer, AppendOnlyError, Battle, Prompt, Vote
+from arena.services import BattleError
+from tests.conftest import make_model, ready_battle
+
+pytestmark = pytest.mark.usefixtures("generation")
+
+
+def test_both_sides_get_identical_params_and_system_prompt(alice, two_models):
+    prompt, _ = services.prompt_create(text="Explain DNS.", category="tech", language="en",
+                                       system_prompt="Answer in one paragraph.")
+    battle = services.battle_start(rater=alice, text="Explain DNS.", prompt_id=prompt.pk)
+    answers = {a.side: a for a in Answer.objects.filter(turn__battle=battle)}
+    requests = {side: services._conversation(answers[side]) for side in "ab"}
+    assert requests["a"].params == requests["b"].params == battle.params
+    assert set(battle.params) == {"temperature", "top_p", "max_tokens"}
+    assert requests["a"].messages == requests["b"].messages
+    assert requests["a"].messages[0].role == "system"
+    assert requests["a"].messages[0].content == "Answer in one paragraph."
+    assert {requests["a"].model_id, requests["b"].model_id} == {m.model_id for m in two_models}
+    assert battle.prompt == prompt
+    assert Prompt.objects.get(pk=prompt.pk).usage_count == 1
+
+
+def test_pairs_are_two_different_models_on_random_sides(db):
+    for i in range(4):
+        make_model(f"M{i}", f"id-{i}")
+    twin = make_model("M0 again", "id-0")  # the same underlying model under another entry
+    rng = random.Random(7)
+    pairs = [services.battle_pick_models(rng=rng) for _ in range(300)]
+    assert all(a.model_id != b.model_id for a, b in pairs)
+    ids = [f"id-{i}" for i in range(4)]
+    ordered = {(a.model_id, b.model_id) for a, b in pairs}
+    assert ordered == {(x, y) for x in ids for y in ids if x != y}
+    assert twin in {m for pair in pairs for m in pair}
+
+
+def test_fewer_than_two_models_is_a_clear_error(alice):
+    make_model("Lonely", "lonely-1")
+    with pytest.raises(BattleError) as err:
+        services.battle_start(rater=alice, text="hello")
+    assert err.value.code == "no_models"
+    assert not Battle.objects.exists()
+
+
+def test_typed_prompts_are_deduplicated_by_normalised_hash(alice, two_models):
+    services.battle_start(rater=alice, text="What is  Love?")
+    services.battle_start(rater=alice, text="what is love?")
+    assert Prompt.objects.filter(source=Prompt.Source.RATER).count() == 1
+
+
+def test_vote_records_the_whole_event(alice, two_models):
+    battle = ready_battle(alice, "Write a haiku about tea.")
+    vote = services.vote_cast(battle_id=battle.pk, rater=alice, choice="a")
+    assert vote.rater_pool == alice.rater_pool
+    assert vote.prompt_hash == battle.prompt.text_hash
+    assert (vote.model_a, vote.model_b) == (battle.model_a, battle.model_b)
+    assert vote.params == battle.params and vote.turns == 1
+    assert vote.decision_ms >= 0
+    for side in (vote.side_a, vote.side_b):
+        assert side["output_tokens"] > 0 and side["finish_reason"] == "stop"
+        assert side["ttft_ms"][0] is not None and side["total_ms"][0] is not None
+        assert set(side["style"]) == {"chars", "headers", "list_items", "bold"}
+    answers = {a.side: a for a in Answer.objects.filter(turn__battle=battle)}
+    assert vote.side_a["style"]["chars"] == len(answers["a"].text)
+    assert Battle.objects.get(pk=battle.pk).status == Battle.Status.VOTED
+
+
+def test_decision_time_is_measured_from_when_both_answers_were_shown(alice, two_models):
+    battle = ready_battle(alice)
+    turn = battle.turns.get()
+    turn.shown_at = turn.shown_at - timedelta(seconds=12)
+    turn.save(update_fields=["shown_at"])
+    vote = services.vote_cast(battle_id=battle.pk, rater=alice, choice="tie")
+    assert 12_000 <= vote.decision_ms < 60_000
+
+
+def test_second_vote_is_rejected(alice, two_models):
+    battle = ready_battle(alice)
+    services.vote_cast(battle_id=battle.pk, rater=alice, choice="a")
+    with pytest.raises(BattleError) as err:
+        services.vote_cast(battle_id=battle.pk, rater=alice, choice="b")
+    assert err.value.code == "already_voted"
+    assert Vote.objects.get().choice == "a"
+
+
+def test_unknown_choice_is_rejected(alice, two_models):
+    battle = ready_battle(alice)
+    with pytest.raises(BattleError) as err:
+        services.vote_cast(battle_id=battle.pk, rater=alice, choice="c")
+    assert err.value.code == "unknown_choice"
+    assert not Vote.objects.exists()
+
+
+def test_vote_on_someone_elses_battle_is_rejected(alice, bob, two_models):
+    battle = ready_battle(alice)
+    with pytest.raises(BattleError) as err:
+        services.vote_cast(battle_id=battle.pk, rater=bob, choice="a")
+    assert err.value.code == "not_your_battle"
+    with pytest.raises(BattleError) as err:
+        services.vote_cast(battle_id="not-a-uuid", rater=bob, choice="a")
+    assert err.value.code == "unknown_battle"
+    assert not Vote.objects.exists()
+
+
+def test_two_tabs_voting_at_once_record_exactly_one_vote(alice, two_models):
+    battle = ready_battle(alice)
+    barrier = threading.Barrier(2)
+    outcomes: list[str] = []
+
+    def tab(choice: str) -> None:
+        barrier.wait()
+        try:
+            services.vote_cast(battle_id=battle.pk, rater=alice, choice=choice)
+            outcomes.append("ok")
+        except BattleError as exc:
+            outcomes.append(exc.code)
+        finally:
+            connection.close()
+
+    threads = [threading.Thread(target=tab, args=(c,)) for c in ("a", "b")]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert sorted(outcomes) == ["already_voted", "ok"]
+    assert Vote.objects.filter(battle=battle).count() == 1
+
+
+def test_votes_cannot_be_changed_or_deleted_through_the_model(alice, two_models):
+    battle = ready_battle(alice)
+    vote = services.vote_cast(battle_id=battle.pk, rater=alice, choice="a")
+    vote.choice = "b"
+    with pytest.raises(AppendOnlyError):
+        vote.save()
+    with pytest.raises(AppendOnlyError):
+        vote.delete()
+    assert Vote.objects.get().choice == "a"
+
+
+@pytest.mark.skipif(connection.vendor != "postgresql", reason="the trigger is PostgreSQL's")
+def test_database_refuses_update_and_delete_of_votes(alice, two_models):
+    battle = ready_battle(alice)
+    services.vote_cast(battle_id=battle.pk, rater=alice, choice="a")
+    with pytest.raises(DatabaseError, match="append-only"), transaction.atomic():
+        Vote.objects.update(choice="b")
+    with pytest.raises(DatabaseError, match="append-only"), transaction.atomic():
+        Vote.objects.all().delete()
+    assert Vote.objects.get().choice == "a"
+
+
+def test_follow_up_needs_a_ready_battle_and_respects_the_turn_limit(alice, two_models, settings):
+    settings.ARENA = {**settings.ARENA, "MAX_TURNS": 2}
+    battle = ready_battle(alice)
+    turn = services.battle_follow_up(battle_id=battle.pk, rater=alice, text="More, please.")
+    assert turn.index == 1
+    with pytest.raises(BattleError) as err:
+        services.battle_follow_up(battle_id=battle.pk, rater=alice, text="Again?")
+    assert err.value.code == "answers_incomplete"
+    from tests.conftest import wait_for_answers
+
+    wait_for_answers(battle.pk)
+    services.turn_mark_shown(turn_id=turn.pk)
+    with pytest.raises(BattleError) as err:
+        services.battle_follow_up(battle_id=battle.pk, rater=alice, text="Once more?")
+    assert err.value.code == "too_many_turns"
