@@ -7,6 +7,7 @@ the Redis channel layer and Celery workers; ``DATABASE_URL`` picks the database.
 
 from __future__ import annotations
 
+import os
 import secrets
 from pathlib import Path
 
@@ -91,8 +92,9 @@ DATABASES = {
     "default": env.db("DATABASE_URL", default=f"sqlite:///{VAR_DIR / 'arena.sqlite3'}"),
 }
 if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
-    # A file, not memory, so the test server and worker subprocesses see the same data.
-    DATABASES["default"]["TEST"] = {"NAME": str(VAR_DIR / "test.sqlite3")}
+    # A file, not memory, so the test server subprocess sees the same data; one per test run
+    # so two runs side by side do not clobber each other.
+    DATABASES["default"]["TEST"] = {"NAME": str(VAR_DIR / f"test-{os.getpid()}.sqlite3")}
     DATABASES["default"].setdefault("OPTIONS", {})["transaction_mode"] = "IMMEDIATE"
     DATABASES["default"]["OPTIONS"]["timeout"] = 20
 DATABASES["default"]["ATOMIC_REQUESTS"] = False

@@ -73,8 +73,8 @@ def two_models(db) -> tuple[ModelEntry, ModelEntry]:
 def identity_strings(*models: ModelEntry) -> list[str]:
     out: list[str] = []
     for m in models:
-        out += [m.public_name, m.model_id, m.organisation, m.vendor]
-        out += [str(v) for v in m.backend_settings.values() if isinstance(v, str) and len(v) > 3]
+        out += [m.public_name, m.model_id, m.organisation, m.vendor, m.backend]
+        out += [str(m.backend_settings[k]) for k in ("base_url", "api_key_env") if k in m.backend_settings]
     return [s for s in out if s]
 
 
@@ -174,3 +174,76 @@ def ready_battle(rater: User, text: str = "What is a monad?"):
     wait_for_answers(battle.pk)
     services.turn_mark_shown(turn_id=battle.turns.get(index=0).pk)
     return Battle.objects.get(pk=battle.pk)
+
+
+def _free_port() -> int:
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.fixture
+def asgi_server(generation) -> Iterator[str]:
+    """The real app under daphne in its own process, on this test's committed data."""
+    import time
+    import urllib.request
+
+    port = _free_port()
+    log = open(ROOT / "var" / "test-daphne.log", "w")  # noqa: SIM115
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "daphne", "-b", "127.0.0.1", "-p", str(port),
+         "arena.asgi:application"],
+        env=subprocess_env(), cwd=ROOT, stdout=log, stderr=subprocess.STDOUT,
+    )
+    url = f"http://127.0.0.1:{port}"
+    deadline = time.monotonic() + 60
+    while True:
+        try:
+            urllib.request.urlopen(url + "/leaderboard/", timeout=2).close()
+            break
+        except OSError:
+            if proc.poll() is not None or time.monotonic() > deadline:
+                proc.kill()
+                raise RuntimeError(f"daphne did not start; see {log.name}") from None
+            time.sleep(0.1)
+    yield url
+    proc.terminate()
+    try:
+        proc.wait(timeout=10)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+    log.close()
+
+
+CHROMIUM = os.environ.get("ARENA_CHROMIUM", "/usr/bin/chromium")
+CHROMIUM_ARGS = [
+    "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+    "--disable-background-networking", "--disable-component-update", "--disable-sync",
+]
+
+
+@pytest.fixture
+def browser_page():
+    """A Playwright page in Debian's Chromium (no browser download)."""
+    from playwright.sync_api import sync_playwright
+
+    # Playwright's sync API runs an event loop in this thread; the test itself only talks to
+    # the database between browser steps, never concurrently with them.
+    os.environ["DJANGO_ALLOW_ASYNC_UNSAFE"] = "true"
+    with sync_playwright() as pw:
+        browser = pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        page = browser.new_page()
+        page.set_default_timeout(30_000)
+        console: list[str] = []
+        page.on("console", lambda m: console.append(f"{m.type}: {m.text}"))
+        page.on("pageerror", lambda e: console.append(f"pageerror: {e}"))
+        page.console_log = console
+        try:
+            yield page
+        finally:
+            if console:
+                print("browser console:", *console, sep="\n  ")
+            browser.close()
+            os.environ.pop("DJANGO_ALLOW_ASYNC_UNSAFE", None)

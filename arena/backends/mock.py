@@ -45,6 +45,7 @@ class MockSettings:
     answer_tokens: int = 120
     style: str = "plain"
     misbehaviour: str = ""
+    prefix: str = ""  # literal text the answer starts with, e.g. markup to test sanitising
 
     @classmethod
     def from_dict(cls, data: dict) -> MockSettings:
@@ -70,15 +71,19 @@ def answer_text(model_id: str, request: ChatRequest, settings: MockSettings) -> 
     sentences: list[str] = []
     while sum(len(s.split()) for s in sentences) < n_words:
         sentences.append(_sentence(rng, rng.randint(6, 14)))
-    if settings.style == "terse":
+    return settings.prefix + _styled(sentences, settings.style)
+
+
+def _styled(sentences: list[str], style: str) -> str:
+    if style == "terse":
         return " ".join(sentences[:2])
-    if settings.style == "markdown":
+    if style == "markdown":
         head, rest = sentences[:2], sentences[2:]
         parts = ["## Overview", " ".join(head), "## Details"]
         parts += [f"- **{s.split()[0]}** {' '.join(s.split()[1:])}" for s in rest[:4]]
         parts += [" ".join(rest[4:])] if rest[4:] else []
         return "\n\n".join(parts[:3]) + "\n\n" + "\n".join(parts[3:])
-    if settings.style == "lists":
+    if style == "lists":
         return (
             sentences[0] + "\n\n" + "\n".join(f"{i}. {s}" for i, s in enumerate(sentences[1:], 1))
         )

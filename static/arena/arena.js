@@ -105,7 +105,6 @@
       case "turn_complete":
         setState("ready");
         showNotice("Both answers are complete. Vote, or send a follow-up to both models.", "info");
-        box.focus();
         break;
       case "void":
         setState("void");
