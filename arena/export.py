@@ -36,8 +36,7 @@ def parse_since(value: str) -> datetime:
     """An ISO date or date-time as an aware datetime; a date means its midnight, naive means
     the project's time zone. Raises ValueError with a message fit for the person who typed it."""
     problem = (
-        f"expected an ISO date (2025-01-31) or date-time (2025-01-31T14:00:00+00:00), "
-        f"got {value!r}"
+        f"expected an ISO date (2025-01-31) or date-time (2025-01-31T14:00:00+00:00), got {value!r}"
     )
     try:
         moment = parse_datetime(value.strip())

@@ -74,7 +74,8 @@ def identity_strings(*models: ModelEntry) -> list[str]:
     out: list[str] = []
     for m in models:
         out += [m.public_name, m.model_id, m.organisation, m.vendor, m.backend]
-        out += [str(m.backend_settings[k]) for k in ("base_url", "api_key_env") if k in m.backend_settings]
+        wire = m.backend_settings
+        out += [str(wire[k]) for k in ("base_url", "api_key_env") if k in wire]
     return [s for s in out if s]
 
 

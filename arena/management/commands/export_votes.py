@@ -21,9 +21,7 @@ class Command(BaseCommand):
         parser.add_argument("--format", choices=export.FORMATS, default="arena")
         parser.add_argument("--output", type=Path, help="Write here instead of to stdout.")
 
-    def handle(
-        self, *args, since: str | None, format: str, output: Path | None, **options
-    ) -> None:
+    def handle(self, *args, since: str | None, format: str, output: Path | None, **options) -> None:
         try:
             moment = export.parse_since(since) if since is not None else None
         except ValueError as exc:
