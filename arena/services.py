@@ -16,7 +16,7 @@ from django.utils import timezone
 from accounts.models import User
 from arena import dispatch
 from arena.backends.base import Backend, ChatRequest, Message
-from arena.backends.registry import backend_for
+from arena.backends.registry import backend_for, installed_kinds
 from arena.generation import StreamResult
 from arena.models import Answer, Battle, ModelEntry, Prompt, Turn, Vote
 from arena.prompt_import import ImportReport, parse_prompts
@@ -51,7 +51,9 @@ def _shared_params() -> dict:
 def battle_pick_models(*, rng: random.Random | None = None) -> tuple[ModelEntry, ModelEntry]:
     """Two different active models, uniformly, on random sides."""
     rng = rng or random.SystemRandom()
-    models = list(ModelEntry.objects.filter(active=True).order_by("pk"))
+    models = list(
+        ModelEntry.objects.filter(active=True, backend__in=installed_kinds()).order_by("pk")
+    )
     by_underlying: dict[str, list[ModelEntry]] = {}
     for m in models:
         by_underlying.setdefault(m.model_id, []).append(m)
@@ -341,7 +343,8 @@ def prompt_create(
     *, text: str, category: str = "", language: str = "", system_prompt: str = ""
 ) -> tuple[Prompt, bool]:
     """A curated prompt; returns (prompt, created). Re-adding the same text changes nothing."""
-    if not text.strip():
+    text = text.strip()
+    if not text:
         raise ValidationError("The prompt text is empty.")
     limit = settings.ARENA["PROMPT_MAX_CHARS"]
     if len(text) > limit:
@@ -349,7 +352,7 @@ def prompt_create(
     return Prompt.objects.get_or_create(
         text_hash=prompt_hash(text),
         defaults={
-            "text": text.strip(),
+            "text": text,
             "category": category,
             "language": language,
             "system_prompt": system_prompt,

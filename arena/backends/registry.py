@@ -22,3 +22,7 @@ def backend_for(kind: str, settings: dict) -> Backend:
     except KeyError:
         raise LookupError(f"No backend of kind {kind!r} is installed.") from None
     return factory(settings)
+
+
+def installed_kinds() -> list[str]:
+    return sorted(_KINDS)

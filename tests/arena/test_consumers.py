@@ -42,9 +42,9 @@ async def test_battle_streams_both_sides_then_vote_reveals_names(ws_connect, ali
     frames = await start_battle(comm)
     assert frames[0]["type"] == "battle"
     assert frames[-1]["type"] == "turn_complete"
-    battle = await database_sync_to_async(
-        Battle.objects.select_related("model_a", "model_b").get
-    )(pk=frames[0]["battle"])
+    battle = await database_sync_to_async(Battle.objects.select_related("model_a", "model_b").get)(
+        pk=frames[0]["battle"]
+    )
     answers = await database_sync_to_async(
         lambda: {a.side: a for a in Answer.objects.filter(turn__battle=battle)}
     )()
@@ -137,8 +137,9 @@ async def test_follow_up_sends_each_model_its_own_conversation(ws_connect, alice
 
 async def test_failing_model_voids_the_battle_with_a_blind_message(ws_connect, alice, db):
     await database_sync_to_async(make_model)("Good Model", "good-1")
-    broken = await database_sync_to_async(make_model)("Broken Model", "broken-1",
-                                                      misbehaviour="error_midstream")
+    broken = await database_sync_to_async(make_model)(
+        "Broken Model", "broken-1", misbehaviour="error_midstream"
+    )
     comm = await ws_connect(alice)
     await comm.connect()
     frames = await start_battle(comm)
@@ -227,3 +228,19 @@ async def test_vote_on_another_raters_battle_is_refused(ws_connect, alice, bob, 
     assert not await database_sync_to_async(Vote.objects.exists)()
     await mine.disconnect()
     await theirs.disconnect()
+
+
+async def test_both_sides_generate_at_the_same_time(ws_connect, alice, db):
+    # Each model takes a while before its first token; run one after the other, the two
+    # generation windows could not overlap.
+    for name in ("Patient One", "Patient Two"):
+        await database_sync_to_async(make_model)(name, name.lower().replace(" ", "-"), ttft_ms=300)
+    comm = await ws_connect(alice)
+    await comm.connect()
+    frames = await start_battle(comm)
+    assert frames[-1]["type"] == "turn_complete"
+    a, b = await database_sync_to_async(
+        lambda: list(Answer.objects.filter(turn__battle_id=frames[0]["battle"]).order_by("side"))
+    )()
+    assert a.started_at < b.finished_at and b.started_at < a.finished_at
+    await comm.disconnect()
