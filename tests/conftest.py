@@ -63,10 +63,21 @@ def make_model(name: str, model_id: str, *, organisation: str = "", vendor: str 
 def two_models(db) -> tuple[ModelEntry, ModelEntry]:
     """Two fast mock models whose names, ids and vendors are easy to spot in any payload."""
     return (
-        make_model("Zephyr Quill", "zq-large-001", organisation="Nimbus Research",
-                   vendor="Nimbusvendor", style="markdown"),
-        make_model("Orchid Lantern", "ol-small-002", organisation="Basalt Labs",
-                   vendor="Basaltvendor", style="plain", answer_tokens=25),
+        make_model(
+            "Zephyr Quill",
+            "zq-large-001",
+            organisation="Nimbus Research",
+            vendor="Nimbusvendor",
+            style="markdown",
+        ),
+        make_model(
+            "Orchid Lantern",
+            "ol-small-002",
+            organisation="Basalt Labs",
+            vendor="Basaltvendor",
+            style="plain",
+            answer_tokens=25,
+        ),
     )
 
 
@@ -107,13 +118,30 @@ def celery_worker(django_db_setup, django_db_blocker) -> Iterator[subprocess.Pop
     env = subprocess_env()
     celery = [sys.executable, "-m", "celery", "-A", "arena"]
     queues = f"{settings.CELERY_TASK_ROUTES['arena.tasks.generate']['queue']},default"
-    subprocess.run([*celery, "purge", "-f", "-Q", queues], env=env, cwd=ROOT, check=False,
-                   capture_output=True)
+    subprocess.run(
+        [*celery, "purge", "-f", "-Q", queues], env=env, cwd=ROOT, check=False, capture_output=True
+    )
     log = open(ROOT / "var" / "test-celery-worker.log", "w")  # noqa: SIM115
     proc = subprocess.Popen(
-        [*celery, "worker", "-Q", queues, "-P", "threads", "-c", "8", "-l", "warning",
-         "--without-gossip", "--without-mingle", "--without-heartbeat"],
-        env=env, cwd=ROOT, stdout=log, stderr=subprocess.STDOUT,
+        [
+            *celery,
+            "worker",
+            "-Q",
+            queues,
+            "-P",
+            "threads",
+            "-c",
+            "8",
+            "-l",
+            "warning",
+            "--without-gossip",
+            "--without-mingle",
+            "--without-heartbeat",
+        ],
+        env=env,
+        cwd=ROOT,
+        stdout=log,
+        stderr=subprocess.STDOUT,
     )
     yield proc
     proc.send_signal(signal.SIGQUIT)  # cold shutdown: stalled mock streams need not finish
@@ -194,9 +222,20 @@ def asgi_server(generation) -> Iterator[str]:
     port = _free_port()
     log = open(ROOT / "var" / "test-daphne.log", "w")  # noqa: SIM115
     proc = subprocess.Popen(
-        [sys.executable, "-m", "daphne", "-b", "127.0.0.1", "-p", str(port),
-         "arena.asgi:application"],
-        env=subprocess_env(), cwd=ROOT, stdout=log, stderr=subprocess.STDOUT,
+        [
+            sys.executable,
+            "-m",
+            "daphne",
+            "-b",
+            "127.0.0.1",
+            "-p",
+            str(port),
+            "arena.asgi:application",
+        ],
+        env=subprocess_env(),
+        cwd=ROOT,
+        stdout=log,
+        stderr=subprocess.STDOUT,
     )
     url = f"http://127.0.0.1:{port}"
     deadline = time.monotonic() + 60
@@ -220,8 +259,13 @@ def asgi_server(generation) -> Iterator[str]:
 
 CHROMIUM = os.environ.get("ARENA_CHROMIUM", "/usr/bin/chromium")
 CHROMIUM_ARGS = [
-    "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-    "--disable-background-networking", "--disable-component-update", "--disable-sync",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
 ]
 
 

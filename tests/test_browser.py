@@ -21,10 +21,21 @@ def battle_models(transactional_db):
 
     prompt_create(text="Describe a lighthouse at dusk.", category="writing", language="en")
     return (
-        make_model("Zephyr Quill", "zq-large-001", organisation="Nimbus Research",
-                   vendor="Nimbusvendor", style="markdown", prefix=HOSTILE),
-        make_model("Orchid Lantern", "ol-small-002", organisation="Basalt Labs",
-                   vendor="Basaltvendor", prefix=HOSTILE),
+        make_model(
+            "Zephyr Quill",
+            "zq-large-001",
+            organisation="Nimbus Research",
+            vendor="Nimbusvendor",
+            style="markdown",
+            prefix=HOSTILE,
+        ),
+        make_model(
+            "Orchid Lantern",
+            "ol-small-002",
+            organisation="Basalt Labs",
+            vendor="Basaltvendor",
+            prefix=HOSTILE,
+        ),
     )
 
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import random
+import time
 from collections.abc import AsyncIterator, Iterator
 from dataclasses import dataclass
 
@@ -46,6 +47,8 @@ class MockSettings:
     style: str = "plain"
     misbehaviour: str = ""
     prefix: str = ""  # literal text the answer starts with, e.g. markup to test sanitising
+    # Benchmarks only: each chunk carries its emit time, so a client can measure the delay.
+    timestamps: bool = False
 
     @classmethod
     def from_dict(cls, data: dict) -> MockSettings:
@@ -133,7 +136,7 @@ class MockBackend:
                 return
             if s.misbehaviour == "missing_terminal" and i == len(chunks) // 2:
                 return
-            yield TextDelta(chunk)
+            yield TextDelta(f"⟨{time.time():.6f}⟩{chunk}" if s.timestamps else chunk)
             await asyncio.sleep(delay)
         if s.misbehaviour == "no_usage":
             yield Finished("stop", None, None, request_id="mock-no-usage")

@@ -244,3 +244,16 @@ async def test_both_sides_generate_at_the_same_time(ws_connect, alice, db):
     )()
     assert a.started_at < b.finished_at and b.started_at < a.finished_at
     await comm.disconnect()
+
+
+async def test_websocket_from_a_foreign_origin_is_refused(alice, db):
+    from channels.testing import WebsocketCommunicator
+
+    from arena.asgi import application
+    from tests.conftest import session_headers
+
+    headers = await database_sync_to_async(session_headers)(alice)
+    headers = [h for h in headers if h[0] != b"origin"] + [(b"origin", b"https://evil.example")]
+    comm = WebsocketCommunicator(application, "/ws/battle/", headers=headers)
+    connected, _ = await comm.connect()
+    assert not connected

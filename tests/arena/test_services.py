@@ -18,8 +18,12 @@ pytestmark = pytest.mark.usefixtures("generation")
 
 
 def test_both_sides_get_identical_params_and_system_prompt(alice, two_models):
-    prompt, _ = services.prompt_create(text="Explain DNS.", category="tech", language="en",
-                                       system_prompt="Answer in one paragraph.")
+    prompt, _ = services.prompt_create(
+        text="Explain DNS.",
+        category="tech",
+        language="en",
+        system_prompt="Answer in one paragraph.",
+    )
     battle = services.battle_start(rater=alice, text="Explain DNS.", prompt_id=prompt.pk)
     answers = {a.side: a for a in Answer.objects.filter(turn__battle=battle)}
     requests = {side: services._conversation(answers[side]) for side in "ab"}

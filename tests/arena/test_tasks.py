@@ -1,0 +1,42 @@
+"""Generation tasks are idempotent: a redelivered task never writes an answer twice."""
+
+from __future__ import annotations
+
+import pytest
+from asgiref.sync import async_to_sync
+
+from arena import services
+from arena.generation import answer_generate
+from arena.models import Answer, Battle
+from arena.tasks import generate
+from tests.conftest import ready_battle
+
+pytestmark = pytest.mark.usefixtures("generation")
+
+
+def test_running_a_finished_answer_again_changes_nothing(alice, two_models):
+    battle = ready_battle(alice)
+    answer = Answer.objects.filter(turn__battle=battle).first()
+    before = (answer.text, answer.finished_at, answer.status)
+    generate.run(answer.pk)  # the task body, as a worker would run it on redelivery
+    answer.refresh_from_db()
+    assert (answer.text, answer.finished_at, answer.status) == before
+
+
+def test_a_task_redelivered_after_a_worker_died_fails_the_answer_visibly(alice, two_models):
+    battle = ready_battle(alice)
+    answer = Answer.objects.filter(turn__battle=battle).first()
+    # What a worker that died mid-stream leaves behind: an answer still marked running.
+    Answer.objects.filter(pk=answer.pk).update(status=Answer.Status.RUNNING, finished_at=None)
+    Battle.objects.filter(pk=battle.pk).update(status=Battle.Status.GENERATING)
+    async_to_sync(answer_generate)(answer.pk)
+    answer.refresh_from_db()
+    assert answer.status in {Answer.Status.PARTIAL, Answer.Status.ERROR}
+    assert "stopped" in answer.error_message
+    assert Battle.objects.get(pk=battle.pk).status == Battle.Status.VOID
+    with pytest.raises(services.BattleError):
+        services.vote_cast(battle_id=battle.pk, rater=alice, choice="a")
+
+
+def test_an_unknown_answer_id_is_ignored(db):
+    generate.run(999_999)
