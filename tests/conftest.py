@@ -109,6 +109,16 @@ def subprocess_env() -> dict[str, str]:
     return env
 
 
+def _stop(proc: subprocess.Popen, sig: int = signal.SIGTERM) -> None:
+    """Stop a child for good before the test database it uses is dropped."""
+    proc.send_signal(sig)
+    try:
+        proc.wait(timeout=5)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait()
+
+
 @pytest.fixture(scope="session")
 def celery_worker(django_db_setup, django_db_blocker) -> Iterator[subprocess.Popen | None]:
     """A real Celery worker process on the test database, when generation runs on Celery."""
@@ -144,11 +154,7 @@ def celery_worker(django_db_setup, django_db_blocker) -> Iterator[subprocess.Pop
         stderr=subprocess.STDOUT,
     )
     yield proc
-    proc.send_signal(signal.SIGQUIT)  # cold shutdown: stalled mock streams need not finish
-    try:
-        proc.wait(timeout=20)
-    except subprocess.TimeoutExpired:
-        proc.kill()
+    _stop(proc, signal.SIGQUIT)  # cold shutdown: stalled mock streams need not finish
     log.close()
 
 
@@ -249,11 +255,7 @@ def asgi_server(generation) -> Iterator[str]:
                 raise RuntimeError(f"daphne did not start; see {log.name}") from None
             time.sleep(0.1)
     yield url
-    proc.terminate()
-    try:
-        proc.wait(timeout=10)
-    except subprocess.TimeoutExpired:
-        proc.kill()
+    _stop(proc)
     log.close()
 
 
@@ -288,6 +290,9 @@ def browser_page():
         try:
             yield page
         finally:
+            # Queries made while Playwright's loop runs land on a context-local connection
+            # that the usual teardown never sees; close it here, in the same context.
+            connections.close_all()
             if console:
                 print("browser console:", *console, sep="\n  ")
             browser.close()
