@@ -59,8 +59,7 @@ def make_model(name: str, model_id: str, *, organisation: str = "", vendor: str 
     )
 
 
-@pytest.fixture
-def two_models(db) -> tuple[ModelEntry, ModelEntry]:
+def make_two_models(**extra) -> tuple[ModelEntry, ModelEntry]:
     """Two fast mock models whose names, ids and vendors are easy to spot in any payload."""
     return (
         make_model(
@@ -69,6 +68,7 @@ def two_models(db) -> tuple[ModelEntry, ModelEntry]:
             organisation="Nimbus Research",
             vendor="Nimbusvendor",
             style="markdown",
+            **extra,
         ),
         make_model(
             "Orchid Lantern",
@@ -77,8 +77,14 @@ def two_models(db) -> tuple[ModelEntry, ModelEntry]:
             vendor="Basaltvendor",
             style="plain",
             answer_tokens=25,
+            **extra,
         ),
     )
+
+
+@pytest.fixture
+def two_models(db) -> tuple[ModelEntry, ModelEntry]:
+    return make_two_models()
 
 
 def identity_strings(*models: ModelEntry) -> list[str]:

@@ -8,7 +8,7 @@ import pytest
 from playwright.sync_api import expect
 
 from arena.models import Vote
-from tests.conftest import identity_strings, make_model
+from tests.conftest import identity_strings, make_two_models
 
 pytestmark = [pytest.mark.browser, pytest.mark.usefixtures("generation")]
 
@@ -20,23 +20,7 @@ def battle_models(transactional_db):
     from arena.services import prompt_create
 
     prompt_create(text="Describe a lighthouse at dusk.", category="writing", language="en")
-    return (
-        make_model(
-            "Zephyr Quill",
-            "zq-large-001",
-            organisation="Nimbus Research",
-            vendor="Nimbusvendor",
-            style="markdown",
-            prefix=HOSTILE,
-        ),
-        make_model(
-            "Orchid Lantern",
-            "ol-small-002",
-            organisation="Basalt Labs",
-            vendor="Basaltvendor",
-            prefix=HOSTILE,
-        ),
-    )
+    return make_two_models(prefix=HOSTILE)
 
 
 def test_rater_signs_up_battles_votes_by_keyboard_and_sees_the_reveal(

@@ -69,18 +69,15 @@ async def test_nothing_before_the_vote_names_a_model(ws_connect, alice, two_mode
     comm = await ws_connect(alice)
     await comm.connect()
     raw: list[str] = []
-    await comm.send_json_to({"action": "start", "prompt": "Who are you and who made you?"})
-    while True:
-        text = await comm.receive_from(timeout=RECEIVE_TIMEOUT)
-        raw.append(text)
-        if json.loads(text)["type"] in {"turn_complete", "void", "error"}:
-            break
-    await comm.send_json_to({"action": "follow_up", "text": "Tell me more."})
-    while True:
-        text = await comm.receive_from(timeout=RECEIVE_TIMEOUT)
-        raw.append(text)
-        if json.loads(text)["type"] in {"turn_complete", "void", "error"}:
-            break
+    for message in (
+        {"action": "start", "prompt": "Who are you and who made you?"},
+        {"action": "follow_up", "text": "Tell me more."},
+    ):
+        await comm.send_json_to(message)
+        while True:
+            raw.append(await comm.receive_from(timeout=RECEIVE_TIMEOUT))
+            if json.loads(raw[-1])["type"] in {"turn_complete", "void", "error"}:
+                break
     before_vote = "\n".join(raw).lower()
     for secret in identity_strings(*two_models):
         assert secret.lower() not in before_vote, secret
