@@ -115,6 +115,7 @@
         ["a", "b"].forEach(function (s) {
           var who = msg[s];
           reveals[s].textContent = who.name + (who.organisation ? " · " + who.organisation : "");
+          reveals[s].classList.toggle("chosen", msg.choice === s);
           reveals[s].hidden = false;
         });
         showNotice("Thanks, your vote is recorded. Start a new battle whenever you like.", "success");
