@@ -42,6 +42,9 @@ class ModelEntry(models.Model):
     class Backend(models.TextChoices):
         MOCK = "mock", "Mock (deterministic, in-process)"
         OPENAI_COMPATIBLE = "openai_compatible", "OpenAI-compatible (vLLM, TGI, Ollama, ...)"
+        OPENAI = "openai", "OpenAI"
+        ANTHROPIC = "anthropic", "Anthropic Messages"
+        GEMINI = "gemini", "Google Gemini"
 
     public_name = models.CharField(max_length=100, unique=True)
     organisation = models.CharField(max_length=100, blank=True, default="")
@@ -120,6 +123,36 @@ class Turn(models.Model):
         return f"Turn {self.index} of {self.battle_id}"
 
 
+class CostStatus(models.TextChoices):
+    KNOWN = "known", "Known"
+    ESTIMATED = "estimated", "Estimated"
+    UNKNOWN = "unknown", "Unknown (no price for that date)"
+    EXAMPLE = "example", "Example pricing (mock): not a real cost"
+
+
+class ModelPrice(models.Model):
+    """A model's list price from a date on; the price in force is the latest one not after it."""
+
+    model = models.ForeignKey(ModelEntry, on_delete=models.CASCADE, related_name="prices")
+    input_per_million = models.DecimalField(max_digits=12, decimal_places=4)
+    output_per_million = models.DecimalField(max_digits=12, decimal_places=4)
+    effective_from = models.DateField()
+    source_note = models.CharField(max_length=300, help_text="Where the price comes from")
+    is_example = models.BooleanField(
+        default=False, help_text="Example pricing for a mock model: shown as such, costs zero"
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["model", "-effective_from"]
+        constraints = [
+            models.UniqueConstraint(fields=["model", "effective_from"], name="price_date_unique")
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.model} from {self.effective_from}"
+
+
 class Answer(models.Model):
     class Side(models.TextChoices):
         A = "a", "A"
@@ -148,6 +181,13 @@ class Answer(models.Model):
     error_message = models.TextField(blank=True, default="")
     started_at = models.DateTimeField(null=True, blank=True)
     finished_at = models.DateTimeField(null=True, blank=True)
+    # Where it ran: for admins and pool statistics only, never sent to a browser.
+    replica = models.CharField(max_length=300, blank=True, default="")
+    request_id = models.CharField(max_length=200, blank=True, default="")
+    cost = models.DecimalField(max_digits=14, decimal_places=8, null=True, blank=True)
+    cost_status = models.CharField(
+        max_length=16, choices=CostStatus.choices, blank=True, default=""
+    )
 
     class Meta:
         ordering = ["turn", "side"]

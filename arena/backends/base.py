@@ -54,6 +54,7 @@ class Finished:
 class StreamError:
     kind: ErrorKind
     message: str
+    retry_after_s: float | None = None
 
 
 Event = TextDelta | Finished | StreamError

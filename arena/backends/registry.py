@@ -6,9 +6,11 @@ from collections.abc import Callable
 
 from arena.backends.base import Backend
 from arena.backends.mock import MockBackend
+from arena.backends.openai_compatible import OpenAICompatibleBackend
 
 _KINDS: dict[str, Callable[[dict], Backend]] = {
     "mock": MockBackend,
+    "openai_compatible": OpenAICompatibleBackend,
 }
 
 

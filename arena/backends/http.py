@@ -1,0 +1,141 @@
+"""What every HTTP backend shares: one client factory, secrets, SSE parsing, error mapping."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import weakref
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import httpx
+
+from arena.backends.base import ErrorKind, StreamError
+
+DEFAULT_TIMEOUT_S = 60.0
+_clients: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, httpx.AsyncClient] = (
+    weakref.WeakKeyDictionary()
+)
+
+
+def shared_client() -> httpx.AsyncClient:
+    """One pooled client per event loop (an httpx client cannot cross loops)."""
+    loop = asyncio.get_running_loop()
+    client = _clients.get(loop)
+    if client is None or client.is_closed:
+        client = httpx.AsyncClient(
+            timeout=httpx.Timeout(DEFAULT_TIMEOUT_S, connect=10.0),
+            limits=httpx.Limits(max_connections=200, max_keepalive_connections=50),
+            follow_redirects=False,
+        )
+        _clients[loop] = client
+    return client
+
+
+class SecretMissing(Exception):
+    pass
+
+
+def secret(settings: dict, name: str = "api_key") -> str | None:
+    """A credential named by ``<name>_env`` (environment) or ``<name>_file`` (a secret file).
+
+    Keys never live in the database; settings only say where to find them.
+    """
+    env_name = settings.get(f"{name}_env")
+    if env_name:
+        value = os.environ.get(env_name)
+        if not value:
+            raise SecretMissing(f"The environment variable {env_name} is not set.")
+        return value.strip()
+    file_name = settings.get(f"{name}_file")
+    if file_name:
+        try:
+            return Path(file_name).read_text().strip()
+        except OSError:
+            raise SecretMissing(f"The secret file {file_name} cannot be read.") from None
+    return None
+
+
+def timeout_for(settings: dict) -> httpx.Timeout:
+    seconds = float(settings.get("timeout_s", DEFAULT_TIMEOUT_S))
+    return httpx.Timeout(seconds, connect=min(seconds, 10.0))
+
+
+def classify_status(status: int, body: str = "") -> ErrorKind:
+    lowered = body.lower()
+    if status in (401, 403):
+        return "auth"
+    if status == 429:
+        return "rate_limited"
+    if status in (408, 504):
+        return "timeout"
+    if "context_length" in lowered or "context length" in lowered or "too many tokens" in lowered:
+        return "context_length"
+    if "content_filter" in lowered or "content filter" in lowered or "safety" in lowered:
+        return "content_filter"
+    if status >= 500:
+        return "server"
+    return "bad_request"
+
+
+def retry_after_s(headers: httpx.Headers) -> float | None:
+    value = headers.get("retry-after")
+    if value is None:
+        return None
+    try:
+        return max(0.0, float(value))
+    except ValueError:
+        return None
+
+
+def _error_text(body: str, limit: int = 300) -> str:
+    """A short, secret-free message from an error body (vendors put the reason in JSON)."""
+    try:
+        data = json.loads(body)
+    except ValueError:
+        return body.strip()[:limit]
+    if isinstance(data, list) and data:
+        data = data[0]
+    if isinstance(data, dict):
+        err = data.get("error", data)
+        if isinstance(err, dict):
+            return str(err.get("message") or err.get("type") or err)[:limit]
+        return str(err)[:limit]
+    return str(data)[:limit]
+
+
+async def http_error(response: httpx.Response) -> StreamError:
+    body = (await response.aread()).decode("utf-8", "replace")
+    kind = classify_status(response.status_code, body)
+    message = f"HTTP {response.status_code}: {_error_text(body)}"
+    wait = retry_after_s(response.headers)
+    if kind == "rate_limited" and wait is not None:
+        message += f" (retry after {wait:g} s)"
+    return StreamError(kind, message, retry_after_s=wait)
+
+
+def transport_error(exc: Exception) -> StreamError:
+    if isinstance(exc, httpx.TimeoutException):
+        return StreamError("timeout", f"The backend did not answer in time ({type(exc).__name__}).")
+    if isinstance(exc, httpx.RemoteProtocolError):
+        return StreamError("protocol", "The backend closed the stream unexpectedly.")
+    return StreamError("server", f"The backend could not be reached ({type(exc).__name__}).")
+
+
+async def sse_events(response: httpx.Response) -> AsyncIterator[tuple[str, str]]:
+    """(event name, data) pairs of a server-sent-event stream; the name defaults to message."""
+    event, data = "message", []
+    async for line in response.aiter_lines():
+        if line == "":
+            if data:
+                yield event, "\n".join(data)
+            event, data = "message", []
+        elif line.startswith(":"):
+            continue
+        elif line.startswith("event:"):
+            event = line[6:].strip()
+        elif line.startswith("data:"):
+            data.append(line[5:].removeprefix(" "))
+    if data:
+        yield event, "\n".join(data)

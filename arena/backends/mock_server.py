@@ -1,0 +1,272 @@
+"""The mock model served as a real OpenAI-compatible HTTP server (SSE streaming).
+
+The same deterministic answers and misbehaviours as ``MockBackend``, but over the wire, so the
+real httpx adapter, pools and failover are what tests and compose exercise. Endpoints:
+``GET /v1/models``, ``POST /v1/chat/completions`` (streamed or not), ``GET /health``.
+
+Every response closes its connection: the end of a body is the end of the connection, which is
+also how a cut stream looks in real life.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import time
+import uuid
+from dataclasses import dataclass, field
+
+from arena.backends.base import ChatRequest, Finished, Message, StreamError, TextDelta
+from arena.backends.mock import MockBackend
+
+REASONS = {
+    200: "OK",
+    400: "Bad Request",
+    401: "Unauthorized",
+    404: "Not Found",
+    405: "Method Not Allowed",
+    429: "Too Many Requests",
+    500: "Internal Server Error",
+    503: "Service Unavailable",
+}
+STATUS_FOR = {
+    "auth": 401,
+    "rate_limited": 429,
+    "bad_request": 400,
+    "content_filter": 400,
+    "context_length": 400,
+    "server": 500,
+    "timeout": 504,
+    "protocol": 502,
+    "refused": 400,
+}
+
+
+@dataclass
+class MockServer:
+    host: str = "127.0.0.1"
+    port: int = 0
+    models: dict[str, dict] = field(default_factory=dict)  # model id -> mock settings
+    default: dict = field(default_factory=lambda: {"ttft_ms": 50, "tokens_per_s": 200})
+    api_key: str | None = None
+    # Switches for pool tests: a replica that is down, or that fails every request.
+    healthy: bool = True
+    fail_with: int | None = None
+    requests: int = 0
+    in_flight: int = 0
+    max_in_flight: int = 0
+    _server: asyncio.base_events.Server | None = None
+    _tasks: set[asyncio.Task] = field(default_factory=set)
+
+    @property
+    def url(self) -> str:
+        return f"http://{self.host}:{self.port}/v1"
+
+    async def start(self) -> MockServer:
+        self._server = await asyncio.start_server(self._handle, self.host, self.port)
+        self.port = self._server.sockets[0].getsockname()[1]
+        return self
+
+    async def stop(self) -> None:
+        if self._server is not None:
+            self._server.close()
+            for task in list(self._tasks):
+                task.cancel()
+            with contextlib.suppress(Exception):
+                await self._server.wait_closed()
+
+    async def serve_forever(self) -> None:
+        await self.start()
+        assert self._server is not None
+        await self._server.serve_forever()
+
+    # HTTP ----------------------------------------------------------------------------------
+
+    async def _handle(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        task = asyncio.current_task()
+        if task is not None:
+            self._tasks.add(task)
+        try:
+            head = await reader.readuntil(b"\r\n\r\n")
+            lines = head.decode("latin-1").split("\r\n")
+            method, path, _ = lines[0].split(" ", 2)
+            headers = {}
+            for line in lines[1:]:
+                if ":" in line:
+                    name, value = line.split(":", 1)
+                    headers[name.strip().lower()] = value.strip()
+            length = int(headers.get("content-length") or 0)
+            body = await reader.readexactly(length) if length else b""
+            await self._route(method, path.split("?")[0], headers, body, writer)
+        except (asyncio.IncompleteReadError, ConnectionError, ValueError):
+            pass
+        except asyncio.CancelledError:
+            pass
+        finally:
+            with contextlib.suppress(Exception):
+                writer.close()
+            if task is not None:
+                self._tasks.discard(task)
+
+    async def _send(
+        self,
+        writer: asyncio.StreamWriter,
+        status: int,
+        payload: object,
+        extra: dict[str, str] | None = None,
+    ) -> None:
+        data = json.dumps(payload).encode()
+        head = [
+            f"HTTP/1.1 {status} {REASONS.get(status, 'Error')}",
+            "Content-Type: application/json",
+            f"Content-Length: {len(data)}",
+            "Connection: close",
+            *(f"{k}: {v}" for k, v in (extra or {}).items()),
+        ]
+        writer.write(("\r\n".join(head) + "\r\n\r\n").encode() + data)
+        await writer.drain()
+
+    async def _route(
+        self, method: str, path: str, headers: dict, body: bytes, writer: asyncio.StreamWriter
+    ) -> None:
+        if path == "/health" and method == "GET":
+            status = 200 if self.healthy else 503
+            return await self._send(writer, status, {"status": "ok" if self.healthy else "down"})
+        if path == "/v1/models" and method == "GET":
+            data = [{"id": m, "object": "model", "owned_by": "mock"} for m in sorted(self.models)]
+            return await self._send(writer, 200, {"object": "list", "data": data})
+        if path != "/v1/chat/completions":
+            return await self._send(writer, 404, {"error": {"message": f"No route {path}"}})
+        if method != "POST":
+            return await self._send(writer, 405, {"error": {"message": "Use POST."}})
+        if self.api_key and headers.get("authorization") != f"Bearer {self.api_key}":
+            return await self._send(writer, 401, {"error": {"message": "Invalid API key."}})
+        if not self.healthy or self.fail_with:
+            status = self.fail_with or 503
+            return await self._send(writer, status, {"error": {"message": "Replica unavailable."}})
+        try:
+            payload = json.loads(body)
+            messages = tuple(Message(m["role"], m["content"]) for m in payload["messages"])
+            model = str(payload["model"])
+        except (ValueError, KeyError, TypeError):
+            return await self._send(writer, 400, {"error": {"message": "Malformed request."}})
+        settings = {**self.default, **self.models.get(model, {})}
+        if settings.get("misbehaviour") == "rate_limited":
+            return await self._send(
+                writer, 429, {"error": {"message": "Slow down."}}, {"Retry-After": "1"}
+            )
+        params = {k: payload[k] for k in ("max_tokens", "temperature", "top_p") if k in payload}
+        request = ChatRequest(model_id=model, messages=messages, params=params)
+        self.requests += 1
+        self.in_flight += 1
+        self.max_in_flight = max(self.max_in_flight, self.in_flight)
+        try:
+            if payload.get("stream"):
+                usage = bool((payload.get("stream_options") or {}).get("include_usage"))
+                await self._stream(writer, model, request, settings, usage)
+            else:
+                await self._complete(writer, model, request, settings)
+        finally:
+            self.in_flight -= 1
+
+    async def _complete(self, writer, model: str, request: ChatRequest, settings: dict) -> None:
+        parts: list[str] = []
+        async for event in MockBackend(settings).stream(request):
+            if isinstance(event, TextDelta):
+                parts.append(event.text)
+            elif isinstance(event, StreamError):
+                status = STATUS_FOR.get(event.kind, 500)
+                return await self._send(writer, status, {"error": {"message": event.message}})
+            elif isinstance(event, Finished):
+                return await self._send(
+                    writer,
+                    200,
+                    {
+                        "id": f"chatcmpl-{uuid.uuid4().hex[:12]}",
+                        "object": "chat.completion",
+                        "model": model,
+                        "created": int(time.time()),
+                        "choices": [
+                            {
+                                "index": 0,
+                                "finish_reason": event.finish_reason,
+                                "message": {"role": "assistant", "content": "".join(parts)},
+                            }
+                        ],
+                        "usage": {
+                            "prompt_tokens": event.input_tokens,
+                            "completion_tokens": event.output_tokens,
+                        },
+                    },
+                )
+        # A truncated body is how a missing terminal looks without streaming.
+        writer.write(b'HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n\r\n{"id":')
+
+    async def _stream(
+        self, writer, model: str, request: ChatRequest, settings: dict, usage: bool
+    ) -> None:
+        cid = f"chatcmpl-{uuid.uuid4().hex[:12]}"
+        started = False
+
+        def chunk(delta: dict, finish: str | None = None) -> bytes:
+            data = {
+                "id": cid,
+                "object": "chat.completion.chunk",
+                "created": int(time.time()),
+                "model": model,
+                "choices": [{"index": 0, "delta": delta, "finish_reason": finish}],
+            }
+            return f"data: {json.dumps(data)}\n\n".encode()
+
+        async def begin() -> None:
+            nonlocal started
+            if not started:
+                started = True
+                writer.write(
+                    b"HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\n"
+                    b"Cache-Control: no-cache\r\nConnection: close\r\n"
+                    b"X-Request-Id: " + cid.encode() + b"\r\n\r\n"
+                )
+                writer.write(chunk({"role": "assistant", "content": ""}))
+
+        async for event in MockBackend(settings).stream(request):
+            if isinstance(event, StreamError):
+                if not started and event.kind != "content_filter":
+                    status = STATUS_FOR.get(event.kind, 500)
+                    return await self._send(writer, status, {"error": {"message": event.message}})
+                await begin()
+                if event.kind == "content_filter":
+                    writer.write(chunk({}, "content_filter") + b"data: [DONE]\n\n")
+                else:
+                    err = {"error": {"message": event.message, "code": 502}}
+                    writer.write(f"data: {json.dumps(err)}\n\n".encode())
+                await writer.drain()
+                return
+            await begin()
+            if isinstance(event, TextDelta):
+                writer.write(chunk({"content": event.text}))
+                await writer.drain()
+            elif isinstance(event, Finished):
+                if event.finish_reason == "refusal":
+                    writer.write(chunk({"refusal": "I can't help with that."}, "stop"))
+                else:
+                    writer.write(chunk({}, event.finish_reason))
+                if usage and event.output_tokens is not None:
+                    data = {
+                        "id": cid,
+                        "object": "chat.completion.chunk",
+                        "model": model,
+                        "choices": [],
+                        "usage": {
+                            "prompt_tokens": event.input_tokens,
+                            "completion_tokens": event.output_tokens,
+                        },
+                    }
+                    writer.write(f"data: {json.dumps(data)}\n\n".encode())
+                writer.write(b"data: [DONE]\n\n")
+                await writer.drain()
+                return
+        # The mock ended without a terminal event: close mid-stream, as a dropped server would.
+        await begin()
+        await writer.drain()

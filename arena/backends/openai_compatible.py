@@ -1,0 +1,133 @@
+"""OpenAI-compatible chat completions, streamed: vLLM, TGI's Messages API, SGLang, Ollama,
+llama.cpp server, LM Studio, OpenRouter, xAI, and OpenAI itself.
+
+Settings: ``base_url`` (up to and including ``/v1``), ``api_key_env`` or ``api_key_file``,
+``headers`` (extra, non-secret), ``timeout_s``, ``include_usage`` (default true: ask for the
+final usage chunk; set false for servers that reject ``stream_options``).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import AsyncIterator
+
+import httpx
+
+from arena.backends.base import ChatRequest, Event, Finished, StreamError, TextDelta
+from arena.backends.http import (
+    SecretMissing,
+    http_error,
+    secret,
+    shared_client,
+    sse_events,
+    timeout_for,
+    transport_error,
+)
+
+FINISH_ERRORS = {"content_filter": "content_filter", "refusal": "refused"}
+
+
+class OpenAICompatibleBackend:
+    default_base_url = ""
+
+    def __init__(self, settings: dict) -> None:
+        self.settings = settings
+        self.base_url = str(settings.get("base_url") or self.default_base_url).rstrip("/")
+
+    def _headers(self) -> dict[str, str]:
+        headers = {"Accept": "text/event-stream", **dict(self.settings.get("headers") or {})}
+        key = secret(self.settings)
+        if key:
+            headers["Authorization"] = f"Bearer {key}"
+        return headers
+
+    def _body(self, request: ChatRequest) -> dict:
+        body: dict = {
+            "model": request.model_id,
+            "messages": [{"role": m.role, "content": m.content} for m in request.messages],
+            "stream": True,
+            **request.params,
+        }
+        if self.settings.get("include_usage", True):
+            body["stream_options"] = {"include_usage": True}
+        return body
+
+    async def stream(self, request: ChatRequest) -> AsyncIterator[Event]:
+        if not self.base_url:
+            yield StreamError("bad_request", "No base_url is configured for this backend.")
+            return
+        try:
+            headers = self._headers()
+        except SecretMissing as exc:
+            yield StreamError("auth", str(exc))
+            return
+        try:
+            async with shared_client().stream(
+                "POST",
+                f"{self.base_url}/chat/completions",
+                json=self._body(request),
+                headers=headers,
+                timeout=timeout_for(self.settings),
+            ) as response:
+                if response.status_code != 200:
+                    yield await http_error(response)
+                    return
+                async for event in self._parse(response):
+                    yield event
+                    if not isinstance(event, TextDelta):
+                        return
+        except httpx.HTTPError as exc:
+            yield transport_error(exc)
+
+    async def _parse(self, response: httpx.Response) -> AsyncIterator[Event]:
+        finish: str | None = None
+        usage: dict | None = None
+        request_id = response.headers.get("x-request-id")
+        async for _, data in sse_events(response):
+            if data.strip() == "[DONE]":
+                if finish is None:
+                    break  # [DONE] without a finish reason: treated as a cut stream
+                yield _finished(finish, usage, request_id)
+                return
+            try:
+                chunk = json.loads(data)
+            except ValueError:
+                yield StreamError("protocol", "The backend sent a chunk that is not JSON.")
+                return
+            if not isinstance(chunk, dict):
+                yield StreamError("protocol", "The backend sent an unexpected chunk.")
+                return
+            if chunk.get("error"):
+                # OpenRouter and others report failures inside a 200 stream.
+                err = chunk["error"]
+                message = err.get("message", "error") if isinstance(err, dict) else str(err)
+                yield StreamError("server", f"The backend failed mid-stream: {message}"[:300])
+                return
+            request_id = chunk.get("id") or request_id
+            usage = chunk.get("usage") or usage
+            for choice in chunk.get("choices") or []:
+                delta = choice.get("delta") or {}
+                text = delta.get("content")
+                if text:
+                    yield TextDelta(text)
+                if delta.get("refusal"):
+                    yield StreamError("refused", "The model refused to answer.")
+                    return
+                if choice.get("finish_reason"):
+                    finish = choice["finish_reason"]
+        if finish is not None:
+            # Some servers end after the finish chunk without [DONE]; the finish is terminal.
+            yield _finished(finish, usage, request_id)
+
+
+def _finished(finish: str, usage: dict | None, request_id: str | None) -> Event:
+    if finish in FINISH_ERRORS:
+        kind = FINISH_ERRORS[finish]
+        return StreamError(kind, f"The backend stopped the answer ({finish}).")  # type: ignore[arg-type]
+    usage = usage or {}
+    return Finished(
+        finish_reason=finish,
+        input_tokens=usage.get("prompt_tokens"),
+        output_tokens=usage.get("completion_tokens"),
+        request_id=request_id,
+    )
