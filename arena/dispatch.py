@@ -34,11 +34,17 @@ def _start_task(answer_id: int) -> None:
     task.add_done_callback(_running.discard)
 
 
-def generation_enqueue(*, answer_id: int) -> None:
+def generation_enqueue(*, answer_id: int, queue: str = "") -> None:
+    """``queue``: the model's pool queue (its backend settings' "queue"), so workers can be
+    sized per GPU pool; empty for the default generation queue."""
     if settings.GENERATION_MODE == "celery":
         from arena.tasks import generate
 
-        generate.delay(answer_id)
+        generate.apply_async(
+            args=[answer_id],
+            queue=queue or settings.GENERATION_QUEUE,
+            priority=settings.GENERATION_PRIORITY,
+        )
         return
     loop = _outer_loop()
     if loop is not None:

@@ -18,7 +18,7 @@ from channels.db import database_sync_to_async
 from channels.layers import get_channel_layer
 from django.conf import settings
 
-from arena.backends.base import Backend, ChatRequest, Finished, StreamError, TextDelta
+from arena.backends.base import Backend, ChatRequest, Finished, Routed, StreamError, TextDelta
 from arena.text import estimate_tokens
 
 log = logging.getLogger(__name__)
@@ -41,6 +41,7 @@ class StreamResult:
     error_kind: str = ""
     error_message: str = ""
     request_id: str | None = None
+    replica: str = ""
 
     def as_dict(self) -> dict:
         return asdict(self)
@@ -61,10 +62,13 @@ async def stream_answer(
     finished: Finished | None = None
     error: StreamError | None = None
     truncated = False
+    replica = ""
     try:
         async with asyncio.timeout(timeout_s):
             async for event in backend.stream(request):
-                if isinstance(event, TextDelta):
+                if isinstance(event, Routed):
+                    replica = event.replica
+                elif isinstance(event, TextDelta):
                     if not event.text:
                         continue
                     if ttft_ms is None:
@@ -101,7 +105,9 @@ async def stream_answer(
         elif not text:
             error = StreamError("protocol", "The model returned an empty answer.")
 
-    result = StreamResult(status="ok", text=text, ttft_ms=ttft_ms, total_ms=total_ms)
+    result = StreamResult(
+        status="ok", text=text, ttft_ms=ttft_ms, total_ms=total_ms, replica=replica
+    )
     result.truncated = truncated
     if finished is not None:
         result.finish_reason = finished.finish_reason

@@ -14,7 +14,7 @@ from django.db.models import F
 from django.utils import timezone
 
 from accounts.models import User
-from arena import dispatch
+from arena import costs, dispatch
 from arena.backends.base import Backend, ChatRequest, Message
 from arena.backends.registry import backend_for, installed_kinds
 from arena.generation import StreamResult
@@ -87,7 +87,10 @@ def _create_turn(*, battle: Battle, index: int, text: str) -> Turn:
         for side in (Answer.Side.A, Answer.Side.B)
     ]
     for answer in answers:
-        transaction.on_commit(lambda pk=answer.pk: dispatch.generation_enqueue(answer_id=pk))
+        queue = str(answer.model.backend_settings.get("queue") or "")
+        transaction.on_commit(
+            lambda pk=answer.pk, q=queue: dispatch.generation_enqueue(answer_id=pk, queue=q)
+        )
     return turn
 
 
@@ -269,7 +272,16 @@ def answer_finish(*, answer_id: int, result: StreamResult) -> dict:
     answer.total_ms = result.total_ms
     answer.error_kind = result.error_kind
     answer.error_message = result.error_message
+    answer.replica = result.replica
+    answer.request_id = (result.request_id or "")[:200]
     answer.finished_at = timezone.now()
+    answer.cost, answer.cost_status = costs.answer_cost(
+        model=answer.model,
+        on=timezone.localdate(answer.started_at or answer.finished_at),
+        input_tokens=answer.input_tokens,
+        output_tokens=answer.output_tokens,
+        tokens_estimated=answer.tokens_estimated,
+    )
     answer.save()
     if answer.status != Answer.Status.OK:
         battle_void(battle_id=answer.turn.battle_id, reason=f"answer failed: {result.error_kind}")

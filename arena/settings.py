@@ -176,8 +176,15 @@ CELERY_TASK_ACKS_LATE = True
 CELERY_TASK_REJECT_ON_WORKER_LOST = True
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 CELERY_TASK_DEFAULT_QUEUE = env.str("CELERY_DEFAULT_QUEUE", default="default")
-CELERY_TASK_ROUTES = {
-    "arena.tasks.generate": {"queue": env.str("GENERATION_QUEUE", default="generation")}
+GENERATION_QUEUE = env.str("GENERATION_QUEUE", default="generation")
+# Redis priorities: 0 is served first, 9 last. Arena traffic defaults to below the middle so
+# other work on shared queues (judging, probes) goes ahead of it.
+GENERATION_PRIORITY = env.int("GENERATION_PRIORITY", default=6)
+CELERY_TASK_ROUTES = {"arena.tasks.generate": {"queue": GENERATION_QUEUE}}
+CELERY_BROKER_TRANSPORT_OPTIONS = {
+    "priority_steps": list(range(10)),
+    "sep": ":",
+    "queue_order_strategy": "priority",
 }
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 

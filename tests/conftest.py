@@ -133,7 +133,7 @@ def celery_worker(django_db_setup, django_db_blocker) -> Iterator[subprocess.Pop
         return
     env = subprocess_env()
     celery = [sys.executable, "-m", "celery", "-A", "arena"]
-    queues = f"{settings.CELERY_TASK_ROUTES['arena.tasks.generate']['queue']},default"
+    queues = f"{settings.GENERATION_QUEUE},default"
     subprocess.run(
         [*celery, "purge", "-f", "-Q", queues], env=env, cwd=ROOT, check=False, capture_output=True
     )

@@ -57,7 +57,14 @@ class StreamError:
     retry_after_s: float | None = None
 
 
-Event = TextDelta | Finished | StreamError
+@dataclass(frozen=True)
+class Routed:
+    """Which replica serves this attempt; recorded for admins, never shown to raters."""
+
+    replica: str
+
+
+Event = TextDelta | Finished | StreamError | Routed
 
 
 class Backend(Protocol):

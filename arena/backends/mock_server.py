@@ -53,7 +53,8 @@ class MockServer:
     # Switches for pool tests: a replica that is down, or that fails every request.
     healthy: bool = True
     fail_with: int | None = None
-    requests: int = 0
+    attempts: int = 0  # chat requests received, served or refused
+    requests: int = 0  # chat requests served
     in_flight: int = 0
     max_in_flight: int = 0
     _server: asyncio.base_events.Server | None = None
@@ -140,6 +141,7 @@ class MockServer:
             return await self._send(writer, 404, {"error": {"message": f"No route {path}"}})
         if method != "POST":
             return await self._send(writer, 405, {"error": {"message": "Use POST."}})
+        self.attempts += 1
         if self.api_key and headers.get("authorization") != f"Bearer {self.api_key}":
             return await self._send(writer, 401, {"error": {"message": "Invalid API key."}})
         if not self.healthy or self.fail_with:

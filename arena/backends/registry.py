@@ -23,6 +23,10 @@ def backend_for(kind: str, settings: dict) -> Backend:
         factory = _KINDS[kind]
     except KeyError:
         raise LookupError(f"No backend of kind {kind!r} is installed.") from None
+    if settings.get("replicas"):
+        from arena.backends.pools import PooledBackend
+
+        return PooledBackend(settings, factory)
     return factory(settings)
 
 

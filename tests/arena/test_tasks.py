@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 from asgiref.sync import async_to_sync
+from django.conf import settings
 
 from arena import services
 from arena.generation import answer_generate
@@ -40,3 +41,21 @@ def test_a_task_redelivered_after_a_worker_died_fails_the_answer_visibly(alice, 
 
 def test_an_unknown_answer_id_is_ignored(db):
     generate.run(999_999)
+
+
+@pytest.mark.skipif(not settings.REDIS_URL, reason="queues exist only with the Redis broker")
+def test_generation_goes_to_the_models_pool_queue_at_arena_priority(alice):
+    import redis
+
+    from tests.conftest import make_model
+
+    for name in ("Pool One", "Pool Two"):
+        make_model(name, name.lower().replace(" ", "-"), queue="arena-test-pool")
+    client = redis.Redis.from_url(settings.REDIS_URL)
+    key = f"arena-test-pool:{settings.GENERATION_PRIORITY}"
+    client.delete(key, "arena-test-pool")
+    services.battle_start(rater=alice, text="Which queue?")
+    try:
+        assert client.llen(key) == 2  # both sides, waiting for that pool's workers
+    finally:
+        client.delete(key, "arena-test-pool")
