@@ -77,17 +77,29 @@ def _user(email: str, *, admin: bool) -> str:
     return password
 
 
+def demo_mock_config() -> dict[str, dict]:
+    """Per-model settings for ``manage.py mock_backend --demo``: the same models over HTTP."""
+    return {model_id: mock for _, _, model_id, mock in DEMO_MODELS}
+
+
 @transaction.atomic
-def demo_seed() -> DemoSeed:
+def demo_seed(*, mock_replicas: list[str] | None = None) -> DemoSeed:
+    """``mock_replicas``: base URLs of mock HTTP servers; the demo models are then served
+    through the OpenAI-compatible adapter and a replica pool instead of in-process."""
     for name, org, model_id, mock in DEMO_MODELS:
+        if mock_replicas:
+            backend = ModelEntry.Backend.OPENAI_COMPATIBLE
+            settings = {"replicas": [{"base_url": u} for u in mock_replicas], "max_concurrency": 8}
+        else:
+            backend, settings = ModelEntry.Backend.MOCK, mock
         ModelEntry.objects.update_or_create(
             public_name=name,
             defaults={
                 "organisation": org,
                 "vendor": "mock",
                 "model_id": model_id,
-                "backend": ModelEntry.Backend.MOCK,
-                "backend_settings": mock,
+                "backend": backend,
+                "backend_settings": settings,
                 "supported_params": ALL_PARAMS,
             },
         )

@@ -13,10 +13,25 @@ class Command(BaseCommand):
         parser.add_argument("--port", type=int, default=8000)
         parser.add_argument("--host", default="127.0.0.1")
         parser.add_argument("--no-serve", action="store_true", help="Seed only, do not serve.")
+        parser.add_argument(
+            "--mock-replicas",
+            nargs="+",
+            metavar="URL",
+            help="Serve the demo models from these mock_backend replicas (OpenAI-compatible "
+            "HTTP, e.g. http://mock:9100/v1) instead of in-process.",
+        )
 
-    def handle(self, *args, port: int, host: str, no_serve: bool, **options) -> None:
+    def handle(
+        self,
+        *args,
+        port: int,
+        host: str,
+        no_serve: bool,
+        mock_replicas: list[str] | None,
+        **options,
+    ) -> None:
         call_command("migrate", interactive=False, verbosity=0)
-        seed = demo_seed()
+        seed = demo_seed(mock_replicas=mock_replicas)
         url = f"http://{host}:{port}/"
         self.stdout.write(
             f"Demo data ready: {seed.models} mock models; prompts: {seed.prompts.summary()}\n"

@@ -27,6 +27,11 @@ class Command(BaseCommand):
             help='JSON: {"model id": {"ttft_ms": .., "tokens_per_s": .., '
             '"answer_tokens": .., "style": .., "misbehaviour": ..}}',
         )
+        parser.add_argument(
+            "--demo",
+            action="store_true",
+            help="Serve the demo models' speeds and styles (see demo).",
+        )
         parser.add_argument("--ttft-ms", type=float, default=150.0)
         parser.add_argument("--tokens-per-s", type=float, default=60.0)
         parser.add_argument("--api-key-env", help="Require this environment variable's key.")
@@ -48,10 +53,10 @@ class Command(BaseCommand):
         models: dict[str, dict] = {}
         if config is not None:
             try:
-                models = json.loads(config.read_text())
+                models.update(json.loads(config.read_text()))
             except (OSError, ValueError) as exc:
                 raise CommandError(f"Cannot read {config}: {exc}") from exc
-            if not isinstance(models, dict):
+            if not all(isinstance(v, dict) for v in models.values()):
                 raise CommandError(f"{config} must hold a JSON object of model id -> settings.")
         api_key = os.environ.get(api_key_env) if api_key_env else None
         if api_key_env and not api_key:
