@@ -36,6 +36,10 @@ class Prompt(models.Model):
         super().save(*args, **kwargs)
 
 
+def standard_params() -> list[str]:
+    return ["temperature", "top_p", "max_tokens"]
+
+
 class ModelEntry(models.Model):
     """A model raters can meet in battle, and how to reach it."""
 
@@ -58,7 +62,10 @@ class ModelEntry(models.Model):
         "tokens_per_s, answer_tokens, style, misbehaviour. Never an API key itself.",
     )
     supported_params = models.JSONField(
-        default=list, blank=True, help_text='e.g. ["temperature", "top_p", "max_tokens"]'
+        default=standard_params,
+        blank=True,
+        help_text="The shared parameters this model accepts. Leave one out (e.g. temperature "
+        "for a model that refuses a custom value) and the model sits out runs that set it.",
     )
     active = models.BooleanField(default=True)
     created_at = models.DateTimeField(auto_now_add=True)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import random
 import uuid
 from dataclasses import dataclass
@@ -21,6 +22,9 @@ from arena.generation import StreamResult
 from arena.models import Answer, Battle, ModelEntry, Prompt, Turn, Vote
 from arena.prompt_import import ImportReport, parse_prompts
 from arena.text import prompt_hash, style_counts
+
+
+log = logging.getLogger(__name__)
 
 
 class BattleError(Exception):
@@ -48,12 +52,51 @@ def _shared_params() -> dict:
     return dict(settings.ARENA["DEFAULT_PARAMS"])
 
 
-def battle_pick_models(*, rng: random.Random | None = None) -> tuple[ModelEntry, ModelEntry]:
-    """Two different active models, uniformly, on random sides."""
+class ParamsError(BattleError):
+    """A shared parameter one of the models cannot take: the run is refused, never dropped
+    for one side only."""
+
+    def __init__(self, model: ModelEntry, param: str) -> None:
+        super().__init__(
+            "unsupported_param",
+            f"{model.public_name} does not accept the parameter {param!r}; remove it from the "
+            "shared parameters or leave this model out.",
+        )
+        self.model = model
+        self.param = param
+
+
+def params_unsupported(*, model: ModelEntry, params: dict) -> list[str]:
+    """Shared parameters that are set but that ``model`` does not declare it supports."""
+    supported = set(model.supported_params or [])
+    return sorted(k for k, v in params.items() if v is not None and k not in supported)
+
+
+def params_check(*, models: list[ModelEntry], params: dict) -> None:
+    for model in models:
+        missing = params_unsupported(model=model, params=params)
+        if missing:
+            raise ParamsError(model, missing[0])
+
+
+def battle_pick_models(
+    *, params: dict | None = None, rng: random.Random | None = None
+) -> tuple[ModelEntry, ModelEntry]:
+    """Two different active models, uniformly, on random sides, both able to take ``params``.
+
+    Models that cannot take a shared parameter sit battles out (logged for admins) rather than
+    meeting a rival under other settings; the rater is never told which model that was.
+    """
     rng = rng or random.SystemRandom()
-    models = list(
-        ModelEntry.objects.filter(active=True, backend__in=installed_kinds()).order_by("pk")
-    )
+    params = _shared_params() if params is None else params
+    models = []
+    for model in ModelEntry.objects.filter(active=True, backend__in=installed_kinds()):
+        missing = params_unsupported(model=model, params=params)
+        if missing:
+            log.warning("%s sits out battles: it does not accept %s", model, ", ".join(missing))
+        else:
+            models.append(model)
+    models.sort(key=lambda m: m.pk)
     by_underlying: dict[str, list[ModelEntry]] = {}
     for m in models:
         by_underlying.setdefault(m.model_id, []).append(m)
@@ -105,7 +148,9 @@ def battle_start(
 ) -> Battle:
     text = _clean_prompt_text(text)
     prompt = prompt_for_text(text=text, prompt_id=prompt_id)
-    model_a, model_b = battle_pick_models(rng=rng)
+    params = _shared_params()
+    model_a, model_b = battle_pick_models(params=params, rng=rng)
+    params_check(models=[model_a, model_b], params=params)
     system_prompt = prompt.system_prompt or settings.ARENA["SYSTEM_PROMPT"]
     battle = Battle.objects.create(
         id=battle_id or uuid.uuid4(),
@@ -114,7 +159,7 @@ def battle_start(
         model_a=model_a,
         model_b=model_b,
         system_prompt=system_prompt,
-        params=_shared_params(),
+        params=params,
     )
     Prompt.objects.filter(pk=prompt.pk).update(usage_count=F("usage_count") + 1)
     _create_turn(battle=battle, index=0, text=text)

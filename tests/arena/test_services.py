@@ -179,3 +179,24 @@ def test_follow_up_needs_a_ready_battle_and_respects_the_turn_limit(alice, two_m
     with pytest.raises(BattleError) as err:
         services.battle_follow_up(battle_id=battle.pk, rater=alice, text="Once more?")
     assert err.value.code == "too_many_turns"
+
+
+def test_a_model_that_cannot_take_a_shared_parameter_sits_battles_out(alice):
+    make_model("Takes All", "all-1")
+    make_model("Also All", "all-2")
+    fixed = make_model("Fixed Temperature", "fixed-1")
+    fixed.supported_params = ["max_tokens", "top_p"]  # refuses a custom temperature
+    fixed.save()
+    rng = random.Random(3)
+    picked = {m for _ in range(100) for m in services.battle_pick_models(rng=rng)}
+    assert fixed not in picked and len(picked) == 2
+
+
+def test_params_check_names_the_model_and_the_parameter(db):
+    fine = make_model("Fine", "fine-1")
+    fixed = make_model("Fixed Temperature", "fixed-1")
+    fixed.supported_params = ["max_tokens"]
+    with pytest.raises(services.ParamsError) as err:
+        services.params_check(models=[fine, fixed], params={"temperature": 0.7, "max_tokens": 9})
+    assert "Fixed Temperature" in err.value.message and "'temperature'" in err.value.message
+    services.params_check(models=[fine, fixed], params={"temperature": None, "max_tokens": 9})
