@@ -143,7 +143,9 @@ class BattleConsumer(AsyncWebsocketConsumer):
 
     async def _tick_loop(self, period: float) -> None:
         loop = asyncio.get_running_loop()
-        deadline = loop.time() + settings.ARENA["TURN_DEADLINE_S"] + 5
+        limit = settings.ARENA["TURN_DEADLINE_S"]
+        # A little grace past the generation deadline, so a late answer's own error wins.
+        deadline = loop.time() + limit + min(5.0, limit)
         pacer = self.pacer
         while pacer is self.pacer and not self.void:
             out = pacer.tick()

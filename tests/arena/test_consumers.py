@@ -254,3 +254,61 @@ async def test_websocket_from_a_foreign_origin_is_refused(alice, db):
     comm = WebsocketCommunicator(application, "/ws/battle/", headers=headers)
     connected, _ = await comm.connect()
     assert not connected
+
+
+@pytest.mark.parametrize(
+    "misbehaviour", ["error", "error_midstream", "missing_terminal", "empty", "refused", "blocked"]
+)
+async def test_each_failing_misbehaviour_voids_the_battle_blindly(
+    ws_connect, alice, db, misbehaviour
+):
+    await database_sync_to_async(make_model)("Healthy", "healthy-1")
+    await database_sync_to_async(make_model)("Faulty", "faulty-1", misbehaviour=misbehaviour)
+    comm = await ws_connect(alice)
+    await comm.connect()
+    frames = await start_battle(comm)
+    assert frames[-1]["type"] == "void"
+    assert "start a new battle" in frames[-1]["message"].lower()
+    for frame in frames:
+        assert "faulty" not in json.dumps(frame).lower()
+    battle = await database_sync_to_async(Battle.objects.get)(pk=frames[0]["battle"])
+    assert battle.status == Battle.Status.VOID
+    await comm.disconnect()
+
+
+@pytest.mark.parametrize("misbehaviour", ["no_usage", "incomplete", "slow_first_token"])
+async def test_recoverable_misbehaviours_still_give_a_votable_battle(
+    ws_connect, alice, db, misbehaviour
+):
+    await database_sync_to_async(make_model)("Healthy", "healthy-1")
+    await database_sync_to_async(make_model)(
+        "Quirky", "quirky-1", misbehaviour=misbehaviour, ttft_ms=5
+    )
+    comm = await ws_connect(alice)
+    await comm.connect()
+    frames = await start_battle(comm)
+    assert frames[-1]["type"] == "turn_complete"
+    quirky = await database_sync_to_async(Answer.objects.get)(
+        turn__battle_id=frames[0]["battle"], model__model_id="quirky-1"
+    )
+    assert quirky.status == "ok"
+    if misbehaviour == "no_usage":
+        assert quirky.tokens_estimated
+    if misbehaviour == "incomplete":
+        assert quirky.finish_reason == "length"
+    await comm.disconnect()
+
+
+async def test_a_stalled_model_voids_the_battle_at_the_deadline(ws_connect, alice, db, settings):
+    settings.ARENA = {**settings.ARENA, "TURN_DEADLINE_S": 0.3}
+    await database_sync_to_async(make_model)("Healthy", "healthy-1")
+    await database_sync_to_async(make_model)("Stuck", "stuck-1", misbehaviour="stall")
+    comm = await ws_connect(alice)
+    await comm.connect()
+    frames = await start_battle(comm)
+    # Whichever deadline fires first (the answer's or the turn's), the battle is void.
+    assert frames[-1]["type"] == "void" and "void" in frames[-1]["message"]
+    assert not any(f["type"] == "delta" for f in frames)  # parity buffer: nothing one-sided
+    battle = await database_sync_to_async(Battle.objects.get)(pk=frames[0]["battle"])
+    assert battle.status == Battle.Status.VOID
+    await comm.disconnect()
