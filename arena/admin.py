@@ -15,8 +15,9 @@ from django.template.response import TemplateResponse
 from django.urls import URLPattern, path
 from django.utils.text import Truncator
 
-from arena import services
-from arena.models import Battle, ModelEntry, Prompt, Turn, Vote
+from arena import costs, services
+from arena.admin_pools import pools_view
+from arena.models import Battle, ModelEntry, ModelPrice, Prompt, Turn, Vote
 from arena.text import prompt_hash
 
 # Prompts ------------------------------------------------------------------------------------
@@ -225,6 +226,22 @@ class ModelEntryForm(forms.ModelForm):
         return value
 
 
+class ModelPriceInline(admin.TabularInline):
+    model = ModelPrice
+    fields = (
+        "effective_from",
+        "input_per_million",
+        "output_per_million",
+        "source_note",
+        "is_example",
+    )
+    extra = 0
+    verbose_name = "price per million tokens"
+    verbose_name_plural = (
+        "prices per million tokens (the latest on or before an answer's day applies)"
+    )
+
+
 @admin.register(ModelEntry)
 class ModelEntryAdmin(admin.ModelAdmin):
     form = ModelEntryForm
@@ -232,6 +249,19 @@ class ModelEntryAdmin(admin.ModelAdmin):
     list_filter = ("backend", "active", "vendor")
     search_fields = ("public_name", "model_id", "organisation")
     readonly_fields = ("created_at",)
+    inlines = (ModelPriceInline,)
+    change_list_template = "admin/arena/modelentry/change_list.html"
+
+    def get_urls(self) -> list[URLPattern]:
+        opts = self.opts
+        return [
+            path(
+                "pools/",
+                self.admin_site.admin_view(pools_view),
+                name=f"{opts.app_label}_{opts.model_name}_pools",
+            ),
+            *super().get_urls(),
+        ]
 
 
 # Battles ------------------------------------------------------------------------------------
@@ -252,7 +282,7 @@ class _ReadOnly:
 
 class TurnInline(_ReadOnly, admin.TabularInline):
     model = Turn
-    fields = ("index", "text", "shown_at", "answers_status")
+    fields = ("index", "text", "shown_at", "answers_status", "answers_cost")
     readonly_fields = fields
     extra = 0
 
@@ -260,8 +290,16 @@ class TurnInline(_ReadOnly, admin.TabularInline):
     def answers_status(self, turn: Turn) -> str:
         return ", ".join(f"{a.side.upper()}: {a.get_status_display()}" for a in turn.answers.all())
 
+    @admin.display(description="cost")
+    def answers_cost(self, turn: Turn) -> str:
+        return ", ".join(
+            f"{a.side.upper()}: "
+            + costs.cost_display(model=a.model, cost=a.cost, cost_status=a.cost_status)
+            for a in turn.answers.all()
+        )
+
     def get_queryset(self, request: HttpRequest) -> QuerySet[Turn]:
-        return super().get_queryset(request).prefetch_related("answers")
+        return super().get_queryset(request).prefetch_related("answers__model")
 
 
 @admin.register(Battle)

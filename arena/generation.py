@@ -9,6 +9,7 @@ database is touched once before the stream and once after it, never per token.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import time
 from collections.abc import Awaitable, Callable
@@ -64,8 +65,12 @@ async def stream_answer(
     truncated = False
     replica = ""
     try:
-        async with asyncio.timeout(timeout_s):
-            async for event in backend.stream(request):
+        # aclosing: a stream left early (cap, error) closes its HTTP response now, not at GC.
+        async with (
+            asyncio.timeout(timeout_s),
+            contextlib.aclosing(backend.stream(request)) as events,
+        ):
+            async for event in events:
                 if isinstance(event, Routed):
                     replica = event.replica
                 elif isinstance(event, TextDelta):
@@ -116,8 +121,9 @@ async def stream_answer(
         result.request_id = finished.request_id
     if result.output_tokens is None:
         result.output_tokens = estimate_tokens(text)
-        input_chars = sum(len(m.content) for m in request.messages)
-        result.input_tokens = result.input_tokens or estimate_tokens("x" * input_chars)
+        result.tokens_estimated = True
+    if result.input_tokens is None:
+        result.input_tokens = estimate_tokens("".join(m.content for m in request.messages))
         result.tokens_estimated = True
     if error is not None:
         result.status = "partial" if text else "error"

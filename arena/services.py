@@ -23,7 +23,6 @@ from arena.models import Answer, Battle, ModelEntry, Prompt, Turn, Vote
 from arena.prompt_import import ImportReport, parse_prompts
 from arena.text import prompt_hash, style_counts
 
-
 log = logging.getLogger(__name__)
 
 
@@ -303,7 +302,7 @@ def answer_claim(*, answer_id: int) -> GenerationJob | None:
 
 @transaction.atomic
 def answer_finish(*, answer_id: int, result: StreamResult) -> dict:
-    answer = Answer.objects.select_for_update().select_related("turn").get(pk=answer_id)
+    answer = Answer.objects.select_for_update().select_related("turn", "model").get(pk=answer_id)
     if answer.is_terminal:
         return _done_event(answer)
     answer.status = result.status

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import json
 import os
 import weakref
@@ -11,7 +12,7 @@ from pathlib import Path
 
 import httpx
 
-from arena.backends.base import ErrorKind, StreamError
+from arena.backends.base import ErrorKind, Event, StreamError
 
 DEFAULT_TIMEOUT_S = 60.0
 _clients: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, httpx.AsyncClient] = (
@@ -55,6 +56,20 @@ def secret(settings: dict, name: str = "api_key") -> str | None:
         except OSError:
             raise SecretMissing(f"The secret file {file_name} cannot be read.") from None
     return None
+
+
+def scrub(event: Event, key: str | None) -> Event:
+    """Error text comes from the remote side, which may echo the key; it must never be stored."""
+    if key and isinstance(event, StreamError) and key in event.message:
+        return dataclasses.replace(event, message=event.message.replace(key, "[redacted]"))
+    return event
+
+
+async def close_shared_client() -> None:
+    """Close this loop's client; for short-lived loops (one per Celery task)."""
+    client = _clients.pop(asyncio.get_running_loop(), None)
+    if client is not None:
+        await client.aclose()
 
 
 def timeout_for(settings: dict) -> httpx.Timeout:

@@ -17,6 +17,7 @@ from arena.backends.base import ChatRequest, Event, Finished, StreamError, TextD
 from arena.backends.http import (
     SecretMissing,
     http_error,
+    scrub,
     secret,
     shared_client,
     sse_events,
@@ -58,6 +59,7 @@ class OpenAICompatibleBackend:
             return
         try:
             headers = self._headers()
+            key = secret(self.settings)
         except SecretMissing as exc:
             yield StreamError("auth", str(exc))
             return
@@ -70,10 +72,10 @@ class OpenAICompatibleBackend:
                 timeout=timeout_for(self.settings),
             ) as response:
                 if response.status_code != 200:
-                    yield await http_error(response)
+                    yield scrub(await http_error(response), key)
                     return
                 async for event in self._parse(response):
-                    yield event
+                    yield scrub(event, key)
                     if not isinstance(event, TextDelta):
                         return
         except httpx.HTTPError as exc:

@@ -47,6 +47,7 @@ class Replica:
     url: str
     cap: int
     health_url: str
+    settings: dict = field(default_factory=dict)  # per-replica overrides (key, headers, ...)
     in_flight: int = 0
     failures: int = 0
     down: bool = False
@@ -172,6 +173,7 @@ def pool_for(settings: dict) -> Pool:
                         url=str(r["base_url"]).rstrip("/"),
                         cap=int(r.get("max_concurrency", default_cap)),
                         health_url=str(r.get("health_url") or _health_url(r["base_url"])),
+                        settings={k: v for k, v in r.items() if k != "base_url"},
                     )
                     for r in replicas
                 ],
@@ -204,7 +206,7 @@ class PooledBackend:
                 yield last_error or StreamError("server", "No healthy replica is available.")
                 return
             tried.add(replica.url)
-            backend = self.factory({**base, "base_url": replica.url})
+            backend = self.factory({**base, **replica.settings, "base_url": replica.url})
             failed: bool | None = True  # a stream that just stops is the replica's fault
             got_text = False
             retry = False

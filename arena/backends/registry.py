@@ -4,13 +4,19 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from arena.backends.anthropic import AnthropicBackend
 from arena.backends.base import Backend
+from arena.backends.gemini import GeminiBackend
 from arena.backends.mock import MockBackend
+from arena.backends.openai import OpenAIBackend
 from arena.backends.openai_compatible import OpenAICompatibleBackend
 
 _KINDS: dict[str, Callable[[dict], Backend]] = {
     "mock": MockBackend,
     "openai_compatible": OpenAICompatibleBackend,
+    "openai": OpenAIBackend,
+    "anthropic": AnthropicBackend,
+    "gemini": GeminiBackend,
 }
 
 

@@ -312,3 +312,77 @@ def test_staff_without_permissions_can_read_but_not_change_votes(vote):
     assert client.get(reverse("admin:arena_vote_changelist")).status_code == 200
     assert client.get(reverse("admin:arena_vote_change", args=[vote.pk])).status_code == 200
     assert client.post(reverse("admin:arena_vote_change", args=[vote.pk]), {}).status_code == 403
+
+
+@pytest.mark.usefixtures("generation")
+def test_pool_page_shows_replica_health_throughput_and_vote_cost(client):
+    import asyncio
+
+    from arena.backends.mock_server import MockServer
+    from arena.backends.registry import backend_for
+    from arena.models import Answer, ModelEntry
+    from arena.selectors import replica_stats
+    from tests.conftest import make_user, ready_battle
+
+    admin_user = make_user("root@example.com", is_staff=True, is_superuser=True)
+    # Two measured answers on the first replica: 100 tokens in 2 s after a 500 ms prefill.
+    from tests.conftest import make_two_models
+
+    make_two_models()
+    battle = ready_battle(admin_user)
+    model = ModelEntry.objects.create(
+        public_name="Pooled",
+        model_id="pooled-1",
+        backend="openai_compatible",
+        backend_settings={
+            "replicas": [
+                {"base_url": "http://127.0.0.1:9/v1"},
+                {"base_url": "http://127.0.0.1:10/v1"},
+            ],
+            "queue": "gpu-a",
+        },
+    )
+    for answer in Answer.objects.filter(turn__battle=battle):
+        Answer.objects.filter(pk=answer.pk).update(
+            model=model,
+            replica="http://127.0.0.1:9/v1",
+            output_tokens=100,
+            ttft_ms=500.0,
+            total_ms=2500.0,
+        )
+    first, second = replica_stats(model=model)
+    assert first.answers == 2 and second.answers == 0
+    assert first.tokens_per_s == pytest.approx(50.0)
+    assert first.replica_seconds_per_vote == pytest.approx(2 * (100 / 50 + 0.5))
+    assert first.replica_hours_per_day(3600) == pytest.approx(5.0)
+
+    # Live state is what the pool last published.
+    async def fail_twice() -> None:
+        server = await MockServer(fail_with=500).start()
+        backend = backend_for(
+            "openai_compatible", {"replicas": [{"base_url": server.url}], "fail_threshold": 1}
+        )
+        from arena.backends.base import ChatRequest, Message
+        from arena.generation import stream_answer
+
+        async def ignore(_: str) -> None:
+            return None
+
+        await stream_answer(
+            backend,
+            ChatRequest("m", (Message("user", "x"),)),
+            on_delta=ignore,
+            max_chars=100,
+            timeout_s=5,
+        )
+        await server.stop()
+        model.backend_settings["replicas"].append({"base_url": server.url})
+
+    asyncio.run(fail_twice())
+    model.save()
+    client.force_login(admin_user)
+    page = client.get("/admin/arena/modelentry/pools/?votes_per_day=3600").content.decode()
+    assert "Pooled" in page and "gpu-a" in page and "http://127.0.0.1:9/v1" in page
+    assert "5.00" in page  # replica-hours per day at 3600 votes
+    assert "<strong>down</strong>" in page
+    assert client.get("/admin/arena/modelentry/").status_code == 200

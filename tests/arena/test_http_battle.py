@@ -14,8 +14,10 @@ pytestmark = pytest.mark.usefixtures("generation")
 
 
 async def test_demo_models_battle_through_mock_http_replicas(ws_connect, alice):
-    fast = {model_id: {**cfg, "ttft_ms": 0, "tokens_per_s": 0}
-            for model_id, cfg in demo_mock_config().items()}
+    fast = {
+        model_id: {**cfg, "ttft_ms": 0, "tokens_per_s": 0}
+        for model_id, cfg in demo_mock_config().items()
+    }
     replicas = [await MockServer(models=fast).start() for _ in range(2)]
     urls = [r.url for r in replicas]
     await database_sync_to_async(demo_seed)(mock_replicas=urls)

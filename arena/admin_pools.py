@@ -1,0 +1,36 @@
+"""The admin's pool page: replicas, health, load, measured speed and the cost of a vote."""
+
+from __future__ import annotations
+
+from django.contrib import admin
+from django.http import HttpRequest, HttpResponse
+from django.template.response import TemplateResponse
+
+from arena import selectors
+from arena.models import ModelEntry
+
+DEFAULT_VOTES_PER_DAY = 1000
+
+
+def pools_view(request: HttpRequest) -> HttpResponse:
+    try:
+        votes_per_day = max(0, int(request.GET.get("votes_per_day", DEFAULT_VOTES_PER_DAY)))
+    except ValueError:
+        votes_per_day = DEFAULT_VOTES_PER_DAY
+    models = []
+    for model in ModelEntry.objects.order_by("-active", "public_name"):
+        rows = selectors.replica_stats(model=model)
+        models.append(
+            {
+                "model": model,
+                "queue": (model.backend_settings or {}).get("queue") or "default",
+                "rows": [(r, r.replica_hours_per_day(votes_per_day)) for r in rows],
+            }
+        )
+    context = {
+        **admin.site.each_context(request),
+        "title": "GPU pools and replicas",
+        "models": models,
+        "votes_per_day": votes_per_day,
+    }
+    return TemplateResponse(request, "admin/arena/pools.html", context)

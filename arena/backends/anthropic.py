@@ -1,0 +1,216 @@
+"""Anthropic's Messages API, streamed.
+
+Settings: ``base_url`` (default https://api.anthropic.com/v1), ``api_key_env`` (default
+ANTHROPIC_API_KEY) or ``api_key_file``, ``headers`` (extra, non-secret, e.g. anthropic-beta),
+``timeout_s``, ``max_tokens`` (the model's output ceiling: sent when a battle sets none, since
+the API requires one, and never exceeded; default 4096).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import re
+from collections.abc import AsyncIterator
+
+import httpx
+
+from arena.backends.base import ChatRequest, ErrorKind, Event, Finished, StreamError, TextDelta
+from arena.backends.http import (
+    SecretMissing,
+    http_error,
+    scrub,
+    secret,
+    shared_client,
+    sse_events,
+    timeout_for,
+    transport_error,
+)
+
+DEFAULT_BASE_URL = "https://api.anthropic.com/v1"
+DEFAULT_KEY_ENV = "ANTHROPIC_API_KEY"
+DEFAULT_MAX_TOKENS = 4096
+API_VERSION = "2023-06-01"
+
+STOP_REASONS = {
+    "end_turn": "stop",
+    "stop_sequence": "stop",
+    "max_tokens": "length",
+    "model_context_window_exceeded": "length",
+}
+ERROR_KINDS: dict[str, ErrorKind] = {
+    "overloaded_error": "server",
+    "api_error": "server",
+    "rate_limit_error": "rate_limited",
+    "authentication_error": "auth",
+    "permission_error": "auth",
+    # An account that cannot pay is as unusable as a wrong key, and no retry fixes it.
+    "billing_error": "auth",
+    "invalid_request_error": "bad_request",
+    "request_too_large": "bad_request",
+    "not_found_error": "bad_request",
+    "timeout_error": "timeout",
+}
+# Anthropic says "prompt is too long: N tokens > M maximum" or "... exceed context limit".
+_CONTEXT = re.compile(r"prompt is too long|context (limit|window|length)", re.IGNORECASE)
+
+
+class AnthropicBackend:
+    def __init__(self, settings: dict) -> None:
+        if not settings.get("api_key_env") and not settings.get("api_key_file"):
+            settings = {**settings, "api_key_env": DEFAULT_KEY_ENV}
+        self.settings = settings
+        self.base_url = str(settings.get("base_url") or DEFAULT_BASE_URL).rstrip("/")
+
+    def _headers(self, key: str) -> dict[str, str]:
+        return {
+            "Accept": "text/event-stream",
+            **dict(self.settings.get("headers") or {}),
+            "x-api-key": key,
+            "anthropic-version": API_VERSION,
+        }
+
+    def _body(self, request: ChatRequest) -> dict:
+        system = [m.content for m in request.messages if m.role == "system" and m.content]
+        turns: list[dict] = []
+        for m in request.messages:
+            # Anthropic rejects empty text blocks; skipping one can leave two turns of a role
+            # side by side, and those are merged because the API wants them alternating.
+            if m.role == "system" or not m.content:
+                continue
+            if turns and turns[-1]["role"] == m.role:
+                turns[-1]["content"] += "\n\n" + m.content
+            else:
+                turns.append({"role": m.role, "content": m.content})
+        params = request.params
+        ceiling = int(self.settings.get("max_tokens") or DEFAULT_MAX_TOKENS)
+        body: dict = {
+            "model": request.model_id,
+            "messages": turns,
+            "max_tokens": min(int(params.get("max_tokens") or ceiling), ceiling),
+            "stream": True,
+        }
+        if system:
+            body["system"] = "\n\n".join(system)
+        if "temperature" in params:
+            body["temperature"] = params["temperature"]
+        # top_p = 1 samples exactly as leaving it out does, and recent Claude models refuse a
+        # request that sets both temperature and top_p.
+        if "top_p" in params and not ("temperature" in params and float(params["top_p"]) >= 1):
+            body["top_p"] = params["top_p"]
+        return body
+
+    async def stream(self, request: ChatRequest) -> AsyncIterator[Event]:
+        try:
+            key = secret(self.settings)
+        except SecretMissing as exc:
+            yield StreamError("auth", str(exc))
+            return
+        if not key:
+            yield StreamError("auth", "No API key is configured for this backend.")
+            return
+        try:
+            async with shared_client().stream(
+                "POST",
+                f"{self.base_url}/messages",
+                json=self._body(request),
+                headers=self._headers(key),
+                timeout=timeout_for(self.settings),
+            ) as response:
+                if response.status_code != 200:
+                    yield scrub(_refine(await http_error(response)), key)
+                    return
+                async for event in _parse(response):
+                    yield scrub(event, key)
+                    if not isinstance(event, TextDelta):
+                        return
+        except httpx.HTTPError as exc:
+            yield transport_error(exc)
+
+
+async def _parse(response: httpx.Response) -> AsyncIterator[Event]:
+    request_id = response.headers.get("request-id")
+    input_tokens: int | None = None
+    output_tokens: int | None = None
+    stop_reason: str | None = None
+    async for name, data in sse_events(response):
+        try:
+            payload = json.loads(data)
+        except ValueError:
+            yield StreamError("protocol", "The backend sent an event that is not JSON.")
+            return
+        if not isinstance(payload, dict):
+            yield StreamError("protocol", "The backend sent an unexpected event.")
+            return
+        kind = payload.get("type") or name
+        if kind == "message_start":
+            message = payload.get("message") or {}
+            request_id = message.get("id") or request_id
+            input_tokens = _input_tokens(message.get("usage") or {}, input_tokens)
+        elif kind == "content_block_start":
+            block = payload.get("content_block") or {}
+            if block.get("type") == "text" and block.get("text"):
+                yield TextDelta(block["text"])
+        elif kind == "content_block_delta":
+            # Thinking, signature and tool-input deltas are not part of the answer.
+            delta = payload.get("delta") or {}
+            if delta.get("type") == "text_delta" and delta.get("text"):
+                yield TextDelta(delta["text"])
+        elif kind == "message_delta":
+            stop_reason = (payload.get("delta") or {}).get("stop_reason") or stop_reason
+            usage = payload.get("usage") or {}
+            # message_delta counts are cumulative, so the last one is the total.
+            if usage.get("output_tokens") is not None:
+                output_tokens = usage["output_tokens"]
+            input_tokens = _input_tokens(usage, input_tokens)
+        elif kind == "message_stop":
+            yield _finished(stop_reason, input_tokens, output_tokens, request_id)
+            return
+        elif kind == "error":
+            yield _stream_error(payload.get("error"))
+            return
+        # ping, content_block_stop and event types added later carry nothing the answer needs.
+
+
+def _input_tokens(usage: dict, current: int | None) -> int | None:
+    if usage.get("input_tokens") is None:
+        return current
+    # Cached prompt tokens are counted apart from input_tokens; the prompt is all of them.
+    return sum(
+        int(usage.get(k) or 0)
+        for k in ("input_tokens", "cache_creation_input_tokens", "cache_read_input_tokens")
+    )
+
+
+def _finished(
+    stop_reason: str | None,
+    input_tokens: int | None,
+    output_tokens: int | None,
+    request_id: str | None,
+) -> Event:
+    if stop_reason == "refusal":
+        return StreamError("refused", "The model declined to answer (stop reason refusal).")
+    return Finished(
+        finish_reason=STOP_REASONS.get(stop_reason or "end_turn", stop_reason or "stop"),
+        input_tokens=input_tokens,
+        output_tokens=output_tokens,
+        request_id=request_id,
+    )
+
+
+def _stream_error(error: object) -> StreamError:
+    if not isinstance(error, dict):
+        return StreamError("server", f"The backend failed mid-stream: {error}"[:300])
+    kind_name = str(error.get("type") or "api_error")
+    message = str(error.get("message") or kind_name)
+    kind = ERROR_KINDS.get(kind_name, "server")
+    if kind == "bad_request" and _CONTEXT.search(message):
+        kind = "context_length"
+    return StreamError(kind, f"The backend failed mid-stream: {kind_name}: {message}"[:300])
+
+
+def _refine(error: StreamError) -> StreamError:
+    """The shared status mapping does not know Anthropic's wording for an over-long prompt."""
+    if error.kind == "bad_request" and _CONTEXT.search(error.message):
+        return dataclasses.replace(error, kind="context_length")
+    return error

@@ -1,0 +1,201 @@
+"""Google's Gemini API (generativelanguage), streamed as server-sent events.
+
+Settings: ``base_url`` (default https://generativelanguage.googleapis.com/v1beta),
+``api_key_env`` (default GEMINI_API_KEY) or ``api_key_file``, ``headers`` (extra, non-secret),
+``timeout_s``. The key travels in a header, never in the URL, so it cannot leak into logs or
+exception text that quote the URL.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import re
+from collections.abc import AsyncIterator
+
+import httpx
+
+from arena.backends.base import ChatRequest, ErrorKind, Event, Finished, StreamError, TextDelta
+from arena.backends.http import (
+    SecretMissing,
+    classify_status,
+    http_error,
+    scrub,
+    secret,
+    shared_client,
+    sse_events,
+    timeout_for,
+    transport_error,
+)
+
+DEFAULT_BASE_URL = "https://generativelanguage.googleapis.com/v1beta"
+DEFAULT_KEY_ENV = "GEMINI_API_KEY"
+
+FINISH_REASONS = {"STOP": "stop", "MAX_TOKENS": "length"}
+BLOCKED = {"SAFETY", "RECITATION", "BLOCKLIST", "PROHIBITED_CONTENT", "SPII", "IMAGE_SAFETY"}
+PARAMS = {"temperature": "temperature", "top_p": "topP", "max_tokens": "maxOutputTokens"}
+STATUS_KINDS: dict[str, ErrorKind] = {
+    "RESOURCE_EXHAUSTED": "rate_limited",
+    "UNAVAILABLE": "server",
+    "INTERNAL": "server",
+    "DEADLINE_EXCEEDED": "timeout",
+    "UNAUTHENTICATED": "auth",
+    "PERMISSION_DENIED": "auth",
+    "INVALID_ARGUMENT": "bad_request",
+    "FAILED_PRECONDITION": "bad_request",
+    "NOT_FOUND": "bad_request",
+}
+# "The input token count (N) exceeds the maximum number of tokens allowed (M)."
+_CONTEXT = re.compile(r"exceeds the maximum number of tokens|context (window|length)", re.I)
+_RETRY_DELAY = re.compile(r'"retryDelay"\s*:\s*"(\d+(?:\.\d+)?)s"')
+
+
+class GeminiBackend:
+    def __init__(self, settings: dict) -> None:
+        if not settings.get("api_key_env") and not settings.get("api_key_file"):
+            settings = {**settings, "api_key_env": DEFAULT_KEY_ENV}
+        self.settings = settings
+        self.base_url = str(settings.get("base_url") or DEFAULT_BASE_URL).rstrip("/")
+
+    def _headers(self, key: str) -> dict[str, str]:
+        return {
+            "Accept": "text/event-stream",
+            **dict(self.settings.get("headers") or {}),
+            "x-goog-api-key": key,
+        }
+
+    def _body(self, request: ChatRequest) -> dict:
+        contents: list[dict] = []
+        system: list[dict] = []
+        for m in request.messages:
+            if not m.content:
+                continue  # Gemini rejects empty parts
+            if m.role == "system":
+                system.append({"text": m.content})
+                continue
+            role = "model" if m.role == "assistant" else "user"
+            if contents and contents[-1]["role"] == role:
+                contents[-1]["parts"].append({"text": m.content})
+            else:
+                contents.append({"role": role, "parts": [{"text": m.content}]})
+        body: dict = {"contents": contents}
+        if system:
+            body["systemInstruction"] = {"parts": system}
+        config = {PARAMS[k]: v for k, v in request.params.items() if k in PARAMS}
+        if config:
+            body["generationConfig"] = config
+        return body
+
+    def _url(self, model_id: str) -> str:
+        # Model ids are listed as "models/gemini-..."; either spelling is accepted here.
+        return f"{self.base_url}/models/{model_id.removeprefix('models/')}:streamGenerateContent"
+
+    async def stream(self, request: ChatRequest) -> AsyncIterator[Event]:
+        try:
+            key = secret(self.settings)
+        except SecretMissing as exc:
+            yield StreamError("auth", str(exc))
+            return
+        if not key:
+            yield StreamError("auth", "No API key is configured for this backend.")
+            return
+        try:
+            async with shared_client().stream(
+                "POST",
+                self._url(request.model_id),
+                params={"alt": "sse"},
+                json=self._body(request),
+                headers=self._headers(key),
+                timeout=timeout_for(self.settings),
+            ) as response:
+                if response.status_code != 200:
+                    error = await http_error(response)
+                    yield scrub(_refine(error, response.content.decode("utf-8", "replace")), key)
+                    return
+                async for event in _parse(response):
+                    yield scrub(event, key)
+                    if not isinstance(event, TextDelta):
+                        return
+        except httpx.HTTPError as exc:
+            yield transport_error(exc)
+
+
+async def _parse(response: httpx.Response) -> AsyncIterator[Event]:
+    request_id: str | None = None
+    usage: dict = {}
+    async for _, data in sse_events(response):
+        try:
+            chunk = json.loads(data)
+        except ValueError:
+            yield StreamError("protocol", "The backend sent a chunk that is not JSON.")
+            return
+        if not isinstance(chunk, dict):
+            yield StreamError("protocol", "The backend sent an unexpected chunk.")
+            return
+        if chunk.get("error"):
+            yield _chunk_error(chunk["error"])
+            return
+        request_id = chunk.get("responseId") or request_id
+        usage = chunk.get("usageMetadata") or usage
+        blocked = (chunk.get("promptFeedback") or {}).get("blockReason")
+        if blocked:
+            yield StreamError("content_filter", f"The prompt was blocked ({blocked}).")
+            return
+        candidates = chunk.get("candidates") or []
+        if not candidates:
+            continue
+        candidate = candidates[0]
+        for part in (candidate.get("content") or {}).get("parts") or []:
+            if part.get("thought"):
+                continue  # thought summaries are not part of the answer
+            if part.get("text"):
+                yield TextDelta(part["text"])
+        # The last chunk often carries text, the finish reason and the final usage together,
+        # so the terminal event comes only after the whole chunk is read.
+        reason = candidate.get("finishReason")
+        if reason and reason != "FINISH_REASON_UNSPECIFIED":
+            yield _finished(reason, usage, request_id)
+            return
+
+
+def _finished(reason: str, usage: dict, request_id: str | None) -> Event:
+    if reason in BLOCKED:
+        return StreamError("content_filter", f"The answer was blocked ({reason}).")
+    if reason == "LANGUAGE":
+        return StreamError("bad_request", "The model does not support the prompt's language.")
+    output = [usage.get(k) for k in ("candidatesTokenCount", "thoughtsTokenCount")]
+    return Finished(
+        finish_reason=FINISH_REASONS.get(reason, reason.lower()),
+        input_tokens=usage.get("promptTokenCount"),
+        # Thinking is billed as output, as OpenAI and Anthropic count it in theirs.
+        output_tokens=sum(n for n in output if n) if any(n is not None for n in output) else None,
+        request_id=request_id,
+    )
+
+
+def _chunk_error(error: object) -> StreamError:
+    if not isinstance(error, dict):
+        return StreamError("server", f"The backend failed mid-stream: {error}"[:300])
+    message = str(error.get("message") or error.get("status") or "error")
+    kind = STATUS_KINDS.get(str(error.get("status")))
+    if kind is None:
+        code = error.get("code")
+        kind = classify_status(code, message) if isinstance(code, int) else "server"
+    if kind == "bad_request" and _CONTEXT.search(message):
+        kind = "context_length"
+    return StreamError(kind, f"The backend failed mid-stream: {message}"[:300])
+
+
+def _refine(error: StreamError, body: str) -> StreamError:
+    """Gemini's quirks the shared status mapping cannot know."""
+    if error.kind == "bad_request" and ("API_KEY_INVALID" in body or "API key not valid" in body):
+        # Gemini answers a wrong key with 400, not 401.
+        return dataclasses.replace(error, kind="auth")
+    if error.kind == "bad_request" and _CONTEXT.search(error.message):
+        return dataclasses.replace(error, kind="context_length")
+    if error.kind == "rate_limited" and error.retry_after_s is None:
+        # Gemini puts the wait in the body (google.rpc.RetryInfo), not in Retry-After.
+        delay = _RETRY_DELAY.search(body)
+        if delay:
+            return dataclasses.replace(error, retry_after_s=float(delay.group(1)))
+    return error

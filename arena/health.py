@@ -1,0 +1,154 @@
+"""Is a backend answering? One tiny streamed request through the real adapter and the runner.
+
+``probe`` runs one request exactly as a battle would (``stream_answer``), so what it reports is
+what raters would meet. ``probe_models`` checks every replica of a set of models at once; it
+never touches the database, so it can run on model rows loaded beforehand.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable, Iterable
+from dataclasses import dataclass
+from typing import TypeVar
+
+from django.conf import settings
+
+from arena.backends.base import ChatRequest, Message
+from arena.backends.http import shared_client
+from arena.backends.registry import backend_for
+from arena.generation import StreamResult, stream_answer
+from arena.models import ModelEntry
+
+PING_PROMPT = "ping"
+PING_MAX_TOKENS = 8
+PING_TIMEOUT_S = 10.0
+IN_PROCESS = "in-process"
+
+T = TypeVar("T")
+
+
+@dataclass(frozen=True)
+class ReplicaHealth:
+    model: str  # public name
+    replica: str  # base URL, or "in-process" for the mock
+    up: bool
+    ttft_ms: float | None = None
+    error_kind: str = ""
+    error_message: str = ""
+    note: str = ""
+
+
+async def probe(
+    *,
+    kind: str,
+    backend_settings: dict,
+    model_id: str,
+    prompt: str,
+    max_tokens: int,
+    timeout_s: float,
+) -> StreamResult:
+    """One streamed request; raises LookupError when no backend of ``kind`` is installed."""
+    backend = backend_for(kind, backend_settings)
+    request = ChatRequest(
+        model_id=model_id, messages=(Message("user", prompt),), params={"max_tokens": max_tokens}
+    )
+
+    async def discard(text: str) -> None:
+        pass
+
+    return await stream_answer(
+        backend,
+        request,
+        on_delta=discard,
+        max_chars=settings.ARENA["ANSWER_MAX_CHARS"],
+        timeout_s=timeout_s,
+    )
+
+
+def run(coro: Awaitable[T]) -> T:
+    """Run probes on a fresh event loop from synchronous code (a management command)."""
+
+    async def main() -> T:
+        try:
+            return await coro
+        finally:
+            # The adapters' pooled client belongs to this loop, which ends here: close its
+            # keep-alive connections instead of leaving sockets to a dead loop.
+            await shared_client().aclose()
+
+    return asyncio.run(main())
+
+
+def replica_targets(model: ModelEntry) -> list[tuple[str, dict]]:
+    """(replica URL, adapter settings) for each replica, as the pool would call the adapter."""
+    conf = dict(model.backend_settings or {})
+    replicas = conf.pop("replicas", None)
+    if not replicas:
+        return [(str(conf.get("base_url") or ""), conf)]
+    targets = []
+    for replica in replicas:
+        url = str(replica.get("base_url") or "").rstrip("/")
+        targets.append((url, {**conf, "base_url": url}))
+    return targets
+
+
+async def _probe_replica(
+    *, model: ModelEntry, replica: str, backend_settings: dict, timeout_s: float
+) -> ReplicaHealth:
+    try:
+        result = await probe(
+            kind=model.backend,
+            # The adapter's own HTTP timeout must not outlast the probe's.
+            backend_settings={**backend_settings, "timeout_s": timeout_s},
+            model_id=model.model_id,
+            prompt=PING_PROMPT,
+            max_tokens=PING_MAX_TOKENS,
+            timeout_s=timeout_s,
+        )
+    except LookupError as exc:
+        return ReplicaHealth(
+            model.public_name, replica, up=False, error_kind="bad_request", error_message=str(exc)
+        )
+    # A finish reason means the backend served the request to the end: it is up even when
+    # 8 tokens were too few for visible text (reasoning models) or the model refused "ping".
+    up = not result.error_kind or bool(result.finish_reason)
+    return ReplicaHealth(
+        model.public_name,
+        replica,
+        up=up,
+        ttft_ms=result.ttft_ms,
+        error_kind=result.error_kind,
+        error_message=result.error_message,
+    )
+
+
+async def probe_model(
+    *, model: ModelEntry, timeout_s: float = PING_TIMEOUT_S
+) -> list[ReplicaHealth]:
+    """Every replica of one model, probed concurrently; the mock is in-process, always up."""
+    if model.backend == ModelEntry.Backend.MOCK:
+        return [ReplicaHealth(model.public_name, IN_PROCESS, up=True, note="always up")]
+    return list(
+        await asyncio.gather(
+            *(
+                _probe_replica(model=model, replica=url, backend_settings=conf, timeout_s=timeout_s)
+                for url, conf in replica_targets(model)
+            )
+        )
+    )
+
+
+def probe_models(
+    *, models: Iterable[ModelEntry], timeout_s: float = PING_TIMEOUT_S
+) -> list[ReplicaHealth]:
+    """All replicas of all ``models`` at once, so one slow replica costs one timeout in all."""
+    models = list(models)  # a queryset must be read here: the database is sync-only
+
+    async def everything() -> list[ReplicaHealth]:
+        per_model = await asyncio.gather(
+            *(probe_model(model=m, timeout_s=timeout_s) for m in models)
+        )
+        return [health for healths in per_model for health in healths]
+
+    return run(everything())
