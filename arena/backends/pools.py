@@ -38,6 +38,18 @@ HEALTH_FAILURES = {"server", "timeout", "protocol"}  # the replica's fault, not 
 QUEUE_POLL_S = 0.005
 
 
+RETRY_AFTER_MAX_S = 10.0
+
+
+def _may_wait(error: StreamError | None) -> bool:
+    return (
+        error is not None
+        and error.kind == "rate_limited"
+        and error.retry_after_s is not None
+        and error.retry_after_s <= RETRY_AFTER_MAX_S
+    )
+
+
 def cache_key(url: str) -> str:
     return f"arena:replica:{url}"
 
@@ -202,6 +214,10 @@ class PooledBackend:
         last_error: StreamError | None = None
         for attempt in (1, 2):
             replica = await self.pool.acquire(tried)
+            if replica is None and _may_wait(last_error):
+                # No other replica to try: honour Retry-After, then try the same one again.
+                await asyncio.sleep(last_error.retry_after_s)  # type: ignore[union-attr]
+                replica = await self.pool.acquire(set())
             if replica is None:
                 yield last_error or StreamError("server", "No healthy replica is available.")
                 return

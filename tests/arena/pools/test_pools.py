@@ -124,3 +124,11 @@ async def test_no_healthy_replica_is_a_clear_error():
     result = await ask(pooled([bad]))
     assert result.status == "error" and result.error_kind == "server"
     await bad.stop()
+
+
+async def test_a_rate_limited_lone_replica_is_retried_after_its_retry_after():
+    limited = await MockServer(models={"m": {**FAST, "misbehaviour": "rate_limited"}}).start()
+    result = await ask(pooled([limited]))
+    assert result.status == "error" and result.error_kind == "rate_limited"
+    assert limited.attempts == 2  # asked again once, after the Retry-After it was given
+    await limited.stop()
