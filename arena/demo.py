@@ -53,6 +53,14 @@ DEMO_MODELS = [
     ),
 ]
 
+# True strengths of the simulated votes (natural-log Bradley–Terry), for a leaderboard with real
+# intervals out of the box. Simulated votes are marked so, on the page and in every export.
+SIMULATED_STRENGTHS = {
+    "Deep Owl": 0.9, "List Heron": 0.55, "Steady Otter": 0.45, "Swift Falcon": 0.2,
+    "Brief Wren": -0.4,
+}
+SIMULATED_VOTES = 4000
+SIMULATED_EMAIL = "simulated@demo.arena"
 RATER_EMAIL = "rater@demo.arena"
 ADMIN_EMAIL = "admin@demo.arena"
 
@@ -63,6 +71,7 @@ class DemoSeed:
     admin_password: str
     prompts: ImportReport
     models: int
+    simulated_votes: int
 
 
 def _user(email: str, *, admin: bool) -> str:
@@ -109,4 +118,79 @@ def demo_seed(*, mock_replicas: list[str] | None = None) -> DemoSeed:
         admin_password=_user(ADMIN_EMAIL, admin=True),
         prompts=report,
         models=len(DEMO_MODELS),
+        simulated_votes=votes_simulate(n=SIMULATED_VOTES),
     )
+
+
+def votes_simulate(
+    *, n: int, seed: int = 7, strengths: dict[str, float] | None = None, once: bool = True
+) -> int:
+    """Add ``n`` simulated votes among the models named in ``strengths`` (default: the demo's);
+    with ``once``, only if there are none yet. Returns how many were added.
+
+    Each is a complete battle (turn, two answers, vote) marked ``simulated``, cast by a
+    dedicated inactive user, with outcomes drawn from the strengths.
+    """
+    import math
+    import random
+
+    from django.utils import timezone
+
+    from arena.models import Answer, Battle, Prompt, Turn, Vote
+    from arena.text import style_counts
+
+    strengths = strengths or SIMULATED_STRENGTHS
+    if once and Vote.objects.filter(simulated=True).exists():
+        return 0
+    rng = random.Random(seed)
+    user = User.objects.filter(email=SIMULATED_EMAIL).first()
+    if user is None:
+        user = User.objects.create_user(SIMULATED_EMAIL, None, is_active=False)
+    models = list(ModelEntry.objects.filter(public_name__in=strengths))
+    prompts = list(Prompt.objects.filter(source=Prompt.Source.CURATED, active=True))
+    if len(models) < 2 or not prompts:
+        return 0
+    params = dict(services._shared_params())
+    now = timezone.now()
+    battles, turns, answers, votes = [], [], [], []
+    for i in range(n):
+        model_a, model_b = rng.sample(models, 2)
+        prompt = rng.choice(prompts)
+        d = strengths[model_a.public_name] - strengths[model_b.public_name]
+        roll = rng.random()
+        if roll < 0.08:
+            choice = "tie"
+        elif roll < 0.12:
+            choice = "both_bad"
+        else:
+            choice = "a" if rng.random() < 1 / (1 + math.exp(-d)) else "b"
+        battle = Battle(rater=user, prompt=prompt, model_a=model_a, model_b=model_b,
+                        params=params, status=Battle.Status.VOTED)
+        turn = Turn(battle=battle, index=0, text=prompt.text, shown_at=now)
+        sides = {}
+        for side, model in (("a", model_a), ("b", model_b)):
+            tokens = rng.randint(40, 400)
+            text = f"(simulated answer of {tokens} tokens)"
+            answers.append(Answer(turn=turn, side=side, model=model, status=Answer.Status.OK,
+                                  text=text, output_tokens=tokens, input_tokens=20,
+                                  finish_reason="stop", started_at=now, finished_at=now))
+            sides[side] = {"model": model.public_name, "model_id": model.model_id,
+                           "output_tokens": tokens, "input_tokens": 20,
+                           "tokens_estimated": False, "finish_reason": "stop",
+                           "ttft_ms": [None], "total_ms": [None],
+                           "style": {**style_counts(text), "headers": rng.randint(0, 3),
+                                     "list_items": rng.randint(0, 6), "bold": rng.randint(0, 4)}}
+        battles.append(battle)
+        turns.append(turn)
+        votes.append(Vote(battle=battle, rater=user, rater_pool=user.rater_pool, prompt=prompt,
+                          prompt_hash=prompt.text_hash, prompt_category=prompt.category,
+                          prompt_language=prompt.language, model_a=model_a, model_b=model_b,
+                          choice=choice, decision_ms=rng.randint(4000, 60000), turns=1,
+                          params=params, side_a=sides["a"], side_b=sides["b"], simulated=True))
+    Battle.objects.bulk_create(battles, batch_size=1000)
+    Turn.objects.bulk_create(turns, batch_size=1000)
+    for answer in answers:
+        answer.turn_id = answer.turn.pk
+    Answer.objects.bulk_create(answers, batch_size=1000)
+    Vote.objects.bulk_create(votes, batch_size=1000)
+    return n

@@ -110,6 +110,8 @@ def arena_record(vote: Vote) -> dict:
         "tstamp": vote.created_at.timestamp(),
         "conv_metadata": conv_metadata(vote, turns),
         "category": vote.prompt_category,
+        # Demo votes are made up: marked so no one ranks them as real judgements.
+        "simulated": vote.simulated,
     }
 
 
@@ -135,6 +137,8 @@ def jsonl_record(vote: Vote) -> dict:
         "system_prompt": vote.system_prompt,
         "side_a": vote.side_a,
         "side_b": vote.side_b,
+        "sampling_probability": vote.sampling_probability,
+        "simulated": vote.simulated,
         "conversation_a": conversation(turns, "a"),
         "conversation_b": conversation(turns, "b"),
     }

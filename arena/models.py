@@ -94,6 +94,9 @@ class Battle(models.Model):
     params = models.JSONField(help_text="The one parameter set both sides received")
     status = models.CharField(max_length=16, choices=Status.choices, default=Status.GENERATING)
     void_reason = models.CharField(max_length=200, blank=True, default="")
+    sampling_probability = models.FloatField(
+        null=True, blank=True, help_text="Probability with which this pair was drawn"
+    )
     created_at = models.DateTimeField(auto_now_add=True, db_index=True)
 
     class Meta:
@@ -244,6 +247,12 @@ class Vote(models.Model):
     system_prompt = models.TextField(blank=True, default="")
     side_a = models.JSONField(help_text="tokens, finish reason, TTFT, latency, style counts")
     side_b = models.JSONField(help_text="tokens, finish reason, TTFT, latency, style counts")
+    sampling_probability = models.FloatField(null=True, blank=True)
+    simulated = models.BooleanField(
+        default=False,
+        db_index=True,
+        help_text="Made up by the demo to fill the leaderboard; never counted unless asked for",
+    )
 
     class Meta:
         ordering = ["-created_at"]

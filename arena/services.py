@@ -80,12 +80,18 @@ def params_check(*, models: list[ModelEntry], params: dict) -> None:
 
 def battle_pick_models(
     *, params: dict | None = None, rng: random.Random | None = None
-) -> tuple[ModelEntry, ModelEntry]:
-    """Two different active models, uniformly, on random sides, both able to take ``params``.
+) -> tuple[ModelEntry, ModelEntry, float]:
+    """Two active models of different underlying ids, both able to take ``params``, on random
+    sides, drawn by active sampling; returns them and the probability of that pair.
 
     Models that cannot take a shared parameter sit battles out (logged for admins) rather than
     meeting a rival under other settings; the rater is never told which model that was.
     """
+    import numpy as np
+
+    from ranking.sampling import draw_pair, pair_probabilities
+    from ranking.selectors import sampling_state
+
     rng = rng or random.SystemRandom()
     params = _shared_params() if params is None else params
     models = []
@@ -96,17 +102,21 @@ def battle_pick_models(
         else:
             models.append(model)
     models.sort(key=lambda m: m.pk)
-    by_underlying: dict[str, list[ModelEntry]] = {}
-    for m in models:
-        by_underlying.setdefault(m.model_id, []).append(m)
-    if len(by_underlying) < 2:
+    if len({m.model_id for m in models}) < 2:
         raise BattleError(
             "no_models", "Fewer than two models are available right now. Try again later."
         )
-    first_id, second_id = rng.sample(sorted(by_underlying), 2)
-    pair = [rng.choice(by_underlying[first_id]), rng.choice(by_underlying[second_id])]
+    lower, upper, votes = sampling_state(models=models)
+    ids = np.array([m.model_id for m in models], dtype=object)
+    conf = settings.SAMPLING
+    probs = pair_probabilities(
+        lower=lower, upper=upper, votes=votes, allowed=ids[:, None] != ids[None, :],
+        floor=conf["floor"], boost_votes=conf["boost_votes"], boost=conf["boost"],
+    )
+    i, j, p = draw_pair(probs, np.random.default_rng(rng.getrandbits(64)))
+    pair = [models[i], models[j]]
     rng.shuffle(pair)
-    return pair[0], pair[1]
+    return pair[0], pair[1], p
 
 
 def prompt_for_text(*, text: str, prompt_id: int | None = None) -> Prompt:
@@ -148,7 +158,7 @@ def battle_start(
     text = _clean_prompt_text(text)
     prompt = prompt_for_text(text=text, prompt_id=prompt_id)
     params = _shared_params()
-    model_a, model_b = battle_pick_models(params=params, rng=rng)
+    model_a, model_b, probability = battle_pick_models(params=params, rng=rng)
     params_check(models=[model_a, model_b], params=params)
     system_prompt = prompt.system_prompt or settings.ARENA["SYSTEM_PROMPT"]
     battle = Battle.objects.create(
@@ -159,6 +169,7 @@ def battle_start(
         model_b=model_b,
         system_prompt=system_prompt,
         params=params,
+        sampling_probability=probability,
     )
     Prompt.objects.filter(pk=prompt.pk).update(usage_count=F("usage_count") + 1)
     _create_turn(battle=battle, index=0, text=text)
@@ -383,6 +394,7 @@ def vote_cast(*, battle_id: object, rater: User, choice: object) -> Vote:
                 system_prompt=battle.system_prompt,
                 side_a=_side_record(battle, Answer.Side.A),
                 side_b=_side_record(battle, Answer.Side.B),
+                sampling_probability=battle.sampling_probability,
             )
             battle.status = Battle.Status.VOTED
             battle.save(update_fields=["status"])

@@ -12,6 +12,7 @@ import secrets
 from pathlib import Path
 
 import environ
+from celery.schedules import crontab
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 VAR_DIR = BASE_DIR / "var"
@@ -187,6 +188,14 @@ CELERY_BROKER_TRANSPORT_OPTIONS = {
     "queue_order_strategy": "priority",
 }
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
+CELERY_BEAT_SCHEDULE = {
+    "recompute-leaderboard-nightly": {
+        "task": "ranking.tasks.recompute_leaderboard",
+        "schedule": crontab(
+            hour=env.int("RANKING_NIGHTLY_HOUR", default=3), minute=0
+        ),
+    },
+}
 
 # The product's own knobs.
 ARENA = {
@@ -200,6 +209,27 @@ ARENA = {
     "PACE_TICK_MS": env.int("ARENA_PACE_TICK_MS", default=40),
     "PACE_CHARS": env.int("ARENA_PACE_CHARS", default=12),
     "TURN_DEADLINE_S": env.float("ARENA_TURN_DEADLINE_S", default=180.0),
+}
+
+# Ranking: every knob that shapes the numbers is recorded in each snapshot.
+RANKING = {
+    "method": env.str("RANKING_METHOD", default="bootstrap"),  # or "sandwich"
+    "rounds": env.int("RANKING_BOOTSTRAP_ROUNDS", default=1000),
+    "style_rounds": env.int("RANKING_STYLE_ROUNDS", default=100),
+    "seed": env.int("RANKING_SEED", default=0),
+    "both_bad": env.str("RANKING_BOTH_BAD", default="tie"),  # or "drop"
+    "min_votes": env.int("RANKING_MIN_VOTES", default=300),
+    "anchor": env.str("RANKING_ANCHOR_MODEL", default="") or None,
+    "anchor_score": env.float("RANKING_ANCHOR_SCORE", default=1000.0),
+    "reweight": env.bool("RANKING_REWEIGHT", default=False),
+}
+# Simulated (demo) votes count only where this is set, i.e. in the demo itself.
+RANKING_INCLUDE_SIMULATED = env.bool("RANKING_INCLUDE_SIMULATED", default=False)
+# Active sampling of battle pairs (ranking/sampling.py).
+SAMPLING = {
+    "floor": env.float("SAMPLING_FLOOR", default=0.2),
+    "boost_votes": env.int("SAMPLING_BOOST_VOTES", default=300),
+    "boost": env.float("SAMPLING_BOOST", default=1.0),
 }
 
 LOGGING = {

@@ -22,8 +22,3 @@ def random_prompt(request: HttpRequest) -> JsonResponse:
     if prompt is None:
         return JsonResponse({"error": "No curated prompts are available yet."}, status=404)
     return JsonResponse({"id": prompt.pk, "text": prompt.text, "category": prompt.category})
-
-
-@require_GET
-def leaderboard(request: HttpRequest) -> HttpResponse:
-    return render(request, "arena/leaderboard.html", {"rows": selectors.model_vote_counts()})

@@ -1,0 +1,59 @@
+from __future__ import annotations
+
+from django.db import models
+
+
+class LeaderboardSnapshot(models.Model):
+    """One computed leaderboard: versioned, reproducible from the vote log, never edited."""
+
+    computed_at = models.DateTimeField(auto_now_add=True, db_index=True)
+    cutoff = models.DateTimeField(help_text="Votes cast up to this time were considered")
+    method = models.CharField(max_length=16, help_text="Interval method: bootstrap or sandwich")
+    settings = models.JSONField(help_text="Everything that shapes the numbers, seed included")
+    votes_used = models.PositiveIntegerField()
+    votes_excluded = models.JSONField(default=dict, help_text="Votes left out, per reason")
+    includes_simulated = models.BooleanField(default=False)
+    style_coefs = models.JSONField(default=dict, blank=True)
+    notes = models.JSONField(default=list, blank=True)
+    content_hash = models.CharField(max_length=64, help_text="SHA-256 of the rows")
+    duration_s = models.FloatField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-computed_at"]
+        get_latest_by = "computed_at"
+
+    def __str__(self) -> str:
+        return f"Snapshot {self.pk} ({self.computed_at:%Y-%m-%d %H:%M})"
+
+
+class LeaderboardRow(models.Model):
+    class Section(models.TextChoices):
+        RANKED = "ranked", "Ranked"
+        PROVISIONAL = "provisional", "Not enough votes yet"
+        DISCONNECTED = "disconnected", "Never compared with the ranked models"
+        RETIRED = "retired", "Retired"
+
+    snapshot = models.ForeignKey(LeaderboardSnapshot, on_delete=models.CASCADE, related_name="rows")
+    view = models.CharField(max_length=8)  # raw | style
+    breakdown = models.CharField(max_length=120, default="all")  # all | category:x | language:x
+    model_name = models.CharField(max_length=100)
+    organisation = models.CharField(max_length=100, blank=True, default="")
+    section = models.CharField(max_length=16, choices=Section.choices)
+    score = models.FloatField(null=True)
+    lower = models.FloatField(null=True)
+    upper = models.FloatField(null=True)
+    rank_best = models.PositiveIntegerField(null=True)
+    rank_worst = models.PositiveIntegerField(null=True)
+    votes = models.PositiveIntegerField()
+    wins = models.PositiveIntegerField(default=0)
+    losses = models.PositiveIntegerField(default=0)
+    ties = models.PositiveIntegerField(default=0)
+    both_bad = models.PositiveIntegerField(default=0)
+    both_bad_rate = models.FloatField(null=True)
+
+    class Meta:
+        ordering = ["snapshot", "view", "breakdown", "rank_best", "-score", "model_name"]
+        indexes = [models.Index(fields=["snapshot", "view", "breakdown"])]
+
+    def __str__(self) -> str:
+        return f"{self.model_name} ({self.view}, {self.breakdown})"

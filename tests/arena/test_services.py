@@ -42,7 +42,7 @@ def test_pairs_are_two_different_models_on_random_sides(db):
         make_model(f"M{i}", f"id-{i}")
     twin = make_model("M0 again", "id-0")  # the same underlying model under another entry
     rng = random.Random(7)
-    pairs = [services.battle_pick_models(rng=rng) for _ in range(300)]
+    pairs = [services.battle_pick_models(rng=rng)[:2] for _ in range(300)]
     assert all(a.model_id != b.model_id for a, b in pairs)
     ids = [f"id-{i}" for i in range(4)]
     ordered = {(a.model_id, b.model_id) for a, b in pairs}
@@ -188,7 +188,7 @@ def test_a_model_that_cannot_take_a_shared_parameter_sits_battles_out(alice):
     fixed.supported_params = ["max_tokens", "top_p"]  # refuses a custom temperature
     fixed.save()
     rng = random.Random(3)
-    picked = {m for _ in range(100) for m in services.battle_pick_models(rng=rng)}
+    picked = {m for _ in range(100) for m in services.battle_pick_models(rng=rng)[:2]}
     assert fixed not in picked and len(picked) == 2
 
 

@@ -100,4 +100,12 @@ def test_demo_seed_is_idempotent(db):
     assert Prompt.objects.filter(source=Prompt.Source.CURATED).count() >= 30
     assert set(Prompt.objects.values_list("language", flat=True)) >= {"en", "es"}
     assert User.objects.filter(is_superuser=True).count() == 1
-    assert User.objects.count() == 2
+    assert User.objects.count() == 3  # rater, admin and the inactive author of simulated votes
+    from arena.demo import SIMULATED_VOTES
+    from arena.models import Vote
+    from ranking.models import LeaderboardSnapshot
+
+    assert Vote.objects.filter(simulated=True).count() == SIMULATED_VOTES
+    assert not Vote.objects.filter(simulated=False).exists()
+    snapshot = LeaderboardSnapshot.objects.latest()
+    assert snapshot.includes_simulated and snapshot.votes_used == SIMULATED_VOTES

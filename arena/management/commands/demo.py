@@ -4,6 +4,7 @@ from django.core.management import call_command
 from django.core.management.base import BaseCommand
 
 from arena.demo import ADMIN_EMAIL, RATER_EMAIL, demo_seed
+from ranking.services import leaderboard_recompute
 
 
 class Command(BaseCommand):
@@ -32,9 +33,12 @@ class Command(BaseCommand):
     ) -> None:
         call_command("migrate", interactive=False, verbosity=0)
         seed = demo_seed(mock_replicas=mock_replicas)
+        snapshot = leaderboard_recompute(include_simulated=True)
         url = f"http://{host}:{port}/"
         self.stdout.write(
             f"Demo data ready: {seed.models} mock models; prompts: {seed.prompts.summary()}\n"
+            f"  Leaderboard snapshot {snapshot.pk} from {snapshot.votes_used} votes "
+            f"({seed.simulated_votes or 'no new'} simulated votes added; marked as simulated)\n"
             f"  Rater: {RATER_EMAIL} / {seed.rater_password}\n"
             f"  Admin: {ADMIN_EMAIL} / {seed.admin_password}   ({url}admin/)\n"
             "  (Passwords are new on every run.)"

@@ -1,0 +1,348 @@
+"""Bradley–Terry strengths from pairwise votes: aggregation, penalised maximum likelihood, scale.
+
+Pure numpy/scipy; nothing here knows about Django. Strengths are natural-log odds (θ): the model
+says P(a beats b) = σ(θ_a − θ_b), and a tie counts as half a win for each side.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import functools
+import threading
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from typing import ParamSpec, TypeVar
+
+import numpy as np
+from scipy.sparse import coo_matrix
+from scipy.sparse.csgraph import connected_components
+
+A = 0
+B = 1
+TIE = 2
+BOTH_BAD = 3
+
+# 400 / ln 10: one natural-log unit of strength in Elo-style points.
+SCALE = 400.0 / np.log(10.0)
+
+# Above this many possible ordered pairs the dense bincount over M² bins costs more memory than
+# sorting the keys does.
+_DENSE_KEYS_MAX = 4_000_000
+
+
+# OpenBLAS thread control ----------------------------------------------------------------------
+
+_P = ParamSpec("_P")
+_R = TypeVar("_R")
+_blas_lock = threading.Lock()
+_blas_depth = 0
+_blas_saved: list[tuple[Callable[[int], None], int]] = []
+
+# (set, get) entry points of the OpenBLAS builds numpy and scipy wheels bundle, and of a plain one.
+_OPENBLAS_SYMBOLS = (
+    ("scipy_openblas_set_num_threads64_", "scipy_openblas_get_num_threads64_"),
+    ("scipy_openblas_set_num_threads", "scipy_openblas_get_num_threads"),
+    ("openblas_set_num_threads", "openblas_get_num_threads"),
+)
+
+
+@functools.cache
+def _openblas_controls() -> list[tuple[Callable[[int], None], Callable[[], int]]]:
+    """Thread setters/getters of every OpenBLAS loaded in this process (Linux; else none).
+
+    Looked up once, on first use: by then numpy's and scipy's copies are both loaded (this
+    package imports scipy.sparse and scipy.stats).
+    """
+    try:
+        with open("/proc/self/maps") as maps:
+            paths = sorted(
+                {
+                    line.split()[-1]
+                    for line in maps
+                    if "openblas" in line.lower() and line.rstrip().endswith(".so")
+                }
+            )
+    except OSError:
+        return []
+    found = []
+    for path in paths:
+        try:
+            lib = ctypes.CDLL(path)
+        except OSError:
+            continue
+        for set_name, get_name in _OPENBLAS_SYMBOLS:
+            setter = getattr(lib, set_name, None)
+            getter = getattr(lib, get_name, None)
+            if setter is not None and getter is not None:
+                setter.argtypes = [ctypes.c_int]
+                setter.restype = None
+                getter.restype = ctypes.c_int
+                found.append((setter, getter))
+                break
+    return found
+
+
+@contextmanager
+def single_threaded_blas() -> Iterator[None]:
+    """Run the block with OpenBLAS on one thread, restoring its setting afterwards.
+
+    The heavy loops here are numpy element-wise work plus many small BLAS/LAPACK calls (100×100
+    solves). OpenBLAS threads gain nothing on those, and after each call they spin waiting for
+    more work, taking the cores from the numpy threads that do the real work: on a busy 2-core
+    machine that made a bootstrap twice as slow. Nested and concurrent use is counted, so only
+    the outermost exit restores the previous setting.
+    """
+    global _blas_depth
+    with _blas_lock:
+        if _blas_depth == 0:
+            _blas_saved.clear()
+            for setter, getter in _openblas_controls():
+                _blas_saved.append((setter, int(getter())))
+                setter(1)
+        _blas_depth += 1
+    try:
+        yield
+    finally:
+        with _blas_lock:
+            _blas_depth -= 1
+            if _blas_depth == 0:
+                for setter, threads in _blas_saved:
+                    setter(threads)
+                _blas_saved.clear()
+
+
+def blas_single(func: Callable[_P, _R]) -> Callable[_P, _R]:
+    """Decorator form of `single_threaded_blas`."""
+
+    @functools.wraps(func)
+    def wrapper(*args: _P.args, **kwargs: _P.kwargs) -> _R:
+        with single_threaded_blas():
+            return func(*args, **kwargs)
+
+    return wrapper
+
+
+@dataclass(frozen=True)
+class PairCounts:
+    """Votes aggregated per unordered pair (a < b); counts may be weighted, hence floats."""
+
+    n_models: int
+    a: np.ndarray
+    b: np.ndarray
+    wins_a: np.ndarray
+    wins_b: np.ndarray
+    ties: np.ndarray
+
+    @property
+    def n(self) -> np.ndarray:
+        return self.wins_a + self.wins_b + self.ties
+
+    @property
+    def score_a(self) -> np.ndarray:
+        """What a scored against b: a win is 1, a tie is 1/2."""
+        return self.wins_a + 0.5 * self.ties
+
+    @property
+    def total(self) -> float:
+        return float(self.n.sum())
+
+
+def _check_both_bad(both_bad: str) -> None:
+    if both_bad not in ("tie", "drop"):
+        raise ValueError(f"both_bad must be 'tie' or 'drop', not {both_bad!r}")
+
+
+def validate_votes(
+    a_idx: np.ndarray, b_idx: np.ndarray, outcome: np.ndarray, n_models: int
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    a = np.asarray(a_idx, dtype=np.int64).ravel()
+    b = np.asarray(b_idx, dtype=np.int64).ravel()
+    o = np.asarray(outcome, dtype=np.int64).ravel()
+    if not (a.shape == b.shape == o.shape):
+        raise ValueError("a_idx, b_idx and outcome must have the same length")
+    if a.size:
+        if min(a.min(), b.min()) < 0 or max(a.max(), b.max()) >= n_models:
+            raise ValueError("model index out of range")
+        if np.any(a == b):
+            raise ValueError("a model cannot be compared with itself")
+        if o.min() < A or o.max() > BOTH_BAD:
+            raise ValueError("outcome must be one of A, B, TIE, BOTH_BAD (0..3)")
+    return a, b, o
+
+
+def counts_from_votes(
+    a_idx: np.ndarray,
+    b_idx: np.ndarray,
+    outcome: np.ndarray,
+    *,
+    n_models: int,
+    weights: np.ndarray | None = None,
+    both_bad: str = "tie",
+) -> PairCounts:
+    """Aggregate votes into one row per unordered pair that has any (weight of) votes."""
+    _check_both_bad(both_bad)
+    a, b, o = validate_votes(a_idx, b_idx, outcome, n_models)
+    w = np.ones(a.size) if weights is None else np.asarray(weights, dtype=np.float64).ravel()
+    if w.shape != a.shape:
+        raise ValueError("weights must have one entry per vote")
+    if both_bad == "drop":
+        keep = o != BOTH_BAD
+        a, b, o, w = a[keep], b[keep], o[keep], w[keep]
+
+    lo = np.minimum(a, b)
+    hi = np.maximum(a, b)
+    swapped = a > b
+    # After putting the lower index first, a vote for "A" is a win for whichever side A was.
+    lo_won = np.where(swapped, o == B, o == A)
+    hi_won = np.where(swapped, o == A, o == B)
+    tied = (o == TIE) | (o == BOTH_BAD)
+
+    key = lo * n_models + hi
+    if n_models * n_models <= _DENSE_KEYS_MAX:
+        size = n_models * n_models
+        wa = np.bincount(key, w * lo_won, minlength=size)
+        wb = np.bincount(key, w * hi_won, minlength=size)
+        tt = np.bincount(key, w * tied, minlength=size)
+        keys = np.flatnonzero((wa + wb + tt) > 0)
+        wa, wb, tt = wa[keys], wb[keys], tt[keys]
+    else:
+        keys, inv = np.unique(key, return_inverse=True)
+        wa = np.bincount(inv, w * lo_won, minlength=keys.size)
+        wb = np.bincount(inv, w * hi_won, minlength=keys.size)
+        tt = np.bincount(inv, w * tied, minlength=keys.size)
+        nz = (wa + wb + tt) > 0
+        keys, wa, wb, tt = keys[nz], wa[nz], wb[nz], tt[nz]
+    return PairCounts(
+        n_models=n_models,
+        a=(keys // n_models).astype(np.int64),
+        b=(keys % n_models).astype(np.int64),
+        wins_a=wa,
+        wins_b=wb,
+        ties=tt,
+    )
+
+
+def softplus(x: np.ndarray) -> np.ndarray:
+    """log(1 + eˣ) without overflow."""
+    return np.logaddexp(0.0, x)
+
+
+def objective(counts: PairCounts, theta: np.ndarray, reg: float) -> float:
+    """Negative log-likelihood (ties as half wins) plus (reg/2)·‖θ‖²."""
+    d = theta[counts.a] - theta[counts.b]
+    n, s = counts.n, counts.score_a
+    # s·(−log σ(d)) + (n − s)·(−log σ(−d)), using softplus(d) = softplus(−d) + d.
+    nll = np.sum(n * softplus(-d) + (n - s) * d)
+    return float(nll + 0.5 * reg * theta @ theta)
+
+
+def gradient_hessian(
+    counts: PairCounts, theta: np.ndarray, reg: float
+) -> tuple[np.ndarray, np.ndarray]:
+    """Gradient and Hessian of `objective`, scattered from the pairs."""
+    m = counts.n_models
+    a, b, n = counts.a, counts.b, counts.n
+    p = _expit(theta[a] - theta[b])
+    r = n * p - counts.score_a
+    g = np.bincount(a, r, minlength=m) - np.bincount(b, r, minlength=m) + reg * theta
+    w = n * p * (1.0 - p)
+    h = np.zeros(m * m)
+    # Each unordered pair occupies its own (a, b) cell, so plain assignment is a scatter-add.
+    h[a * m + b] = -w
+    h[b * m + a] = -w
+    h = h.reshape(m, m)
+    h[np.diag_indices(m)] = np.bincount(a, w, minlength=m) + np.bincount(b, w, minlength=m) + reg
+    return g, h
+
+
+def _expit(x: np.ndarray) -> np.ndarray:
+    """σ(x), cheaper than scipy.special.expit on large arrays; exp overflow gives the limit."""
+    with np.errstate(over="ignore"):
+        return 1.0 / (1.0 + np.exp(-x))
+
+
+def newton_direction(h: np.ndarray, g: np.ndarray) -> np.ndarray:
+    """Solve H·Δ = −g for gradients orthogonal to the all-ones direction.
+
+    Without the penalty, H is singular along 1 (only differences of strengths matter). Adding
+    11ᵀ/M leaves the solution unchanged on the complement of 1, where g lives, and makes the
+    system regular there, so a tiny penalty does not make it ill-conditioned.
+    """
+    m = h.shape[-1]
+    try:
+        return -np.linalg.solve(h + 1.0 / m, g[..., None])[..., 0]
+    except np.linalg.LinAlgError:
+        # Disconnected graph without penalty: several null directions; take the minimum-norm step.
+        return -np.linalg.lstsq(h, g, rcond=None)[0]
+
+
+@blas_single
+def fit(
+    counts: PairCounts,
+    *,
+    reg: float = 1e-6,
+    theta0: np.ndarray | None = None,
+    max_iter: int = 200,
+    tol: float = 1e-10,
+) -> np.ndarray:
+    """Penalised maximum-likelihood Bradley–Terry strengths, centred to mean 0.
+
+    Newton's method with a backtracking (Armijo) line search: the objective is convex, so this
+    converges from anywhere, including when a model never lost and its strength runs off towards
+    the point where only the penalty holds it.
+    """
+    m = counts.n_models
+    theta = np.zeros(m) if theta0 is None else np.array(theta0, dtype=np.float64)
+    theta -= theta.mean()
+    if m < 2 or counts.a.size == 0:
+        return np.zeros(m)
+    f = objective(counts, theta, reg)
+    for _ in range(max_iter):
+        g, h = gradient_hessian(counts, theta, reg)
+        step = newton_direction(h, g)
+        step -= step.mean()
+        slope = float(g @ step)
+        if slope >= 0:  # numerically at the optimum
+            break
+        t = 1.0
+        # A very large first step only happens far from the optimum (separated data); capping
+        # it avoids exp overflow in the trial and lets the next Newton step aim again.
+        biggest = np.abs(step).max()
+        if biggest > 10.0:
+            t = 10.0 / biggest
+        while True:
+            trial = theta + t * step
+            f_trial = objective(counts, trial, reg)
+            if f_trial <= f + 1e-4 * t * slope or t < 1e-12:
+                break
+            t *= 0.5
+        theta, f = trial, f_trial
+        if t * biggest < tol or -slope < tol * tol:
+            break
+    return theta - theta.mean()
+
+
+def to_scores(
+    theta: np.ndarray, *, anchor: int | None = None, anchor_score: float = 1000.0
+) -> np.ndarray:
+    """Elo-style points 400·log10(e^θ): mean model at 1000, or model `anchor` at `anchor_score`."""
+    points = SCALE * np.asarray(theta, dtype=np.float64)
+    if anchor is None:
+        return points - points.mean() + 1000.0
+    return points - points[anchor] + anchor_score
+
+
+def components(counts: PairCounts) -> np.ndarray:
+    """Connected-component label per model of the graph of pairs that have votes.
+
+    Models with no votes are components of their own. Strengths in different components are on
+    unrelated scales (only the penalty ties them together), so they must not be ranked together.
+    """
+    m = counts.n_models
+    has = counts.n > 0
+    graph = coo_matrix(
+        (np.ones(int(has.sum())), (counts.a[has], counts.b[has])), shape=(m, m)
+    ).tocsr()
+    _, labels = connected_components(graph, directed=False)
+    return labels

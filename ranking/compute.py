@@ -1,0 +1,355 @@
+"""Leaderboards from vote arrays: who is ranked, on which scale, with which intervals.
+
+Pure orchestration of the ranking math; the Django side loads the votes into `VoteArrays` and
+stores the `Board`s. The same arrays and settings always give the same numbers.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from ranking.bradley_terry import (
+    BOTH_BAD,
+    SCALE,
+    TIE,
+    A,
+    B,
+    blas_single,
+    components,
+    counts_from_votes,
+    fit,
+)
+from ranking.intervals import bootstrap, rank_ranges, sandwich
+from ranking.style import (
+    STYLE_NAMES,
+    bootstrap_style,
+    fit_style,
+    sandwich_style,
+    style_data,
+)
+
+RANKED = "ranked"
+PROVISIONAL = "provisional"
+DISCONNECTED = "disconnected"
+
+
+@dataclass
+class VoteArrays:
+    model_names: list[str]
+    a: np.ndarray
+    b: np.ndarray
+    outcome: np.ndarray
+    style_a: np.ndarray
+    style_b: np.ndarray
+    category: np.ndarray
+    language: np.ndarray
+    weights: np.ndarray | None = None
+
+
+@dataclass
+class Settings:
+    method: str = "bootstrap"
+    rounds: int = 1000
+    style_rounds: int = 100
+    seed: int = 0
+    both_bad: str = "tie"
+    min_votes: int = 300
+    anchor: str | None = None
+    anchor_score: float = 1000.0
+    level: float = 0.95
+    reweight: bool = False
+
+    def as_dict(self) -> dict:
+        return dataclasses.asdict(self)
+
+
+@dataclass
+class Row:
+    model: str
+    score: float
+    lower: float
+    upper: float
+    rank_best: int
+    rank_worst: int
+    votes: int
+    wins: int
+    losses: int
+    ties: int
+    both_bad: int
+    both_bad_rate: float
+    section: str
+
+
+@dataclass
+class Board:
+    view: str
+    breakdown: str
+    rows: list[Row]
+    votes: int
+    style_coefs: dict[str, tuple[float, float, float]] | None = None
+    note: str = ""
+
+
+@dataclass
+class _Tally:
+    votes: np.ndarray
+    wins: np.ndarray
+    losses: np.ndarray
+    ties: np.ndarray
+    both_bad: np.ndarray
+
+
+def _tally(a: np.ndarray, b: np.ndarray, o: np.ndarray, m: int) -> _Tally:
+    def per_model(idx: np.ndarray) -> np.ndarray:
+        return np.bincount(idx, minlength=m).astype(np.int64)
+
+    return _Tally(
+        votes=per_model(a) + per_model(b),
+        wins=per_model(a[o == A]) + per_model(b[o == B]),
+        losses=per_model(b[o == A]) + per_model(a[o == B]),
+        ties=per_model(a[o == TIE]) + per_model(b[o == TIE]),
+        both_bad=per_model(a[o == BOTH_BAD]) + per_model(b[o == BOTH_BAD]),
+    )
+
+
+def _main_component(labels: np.ndarray, weight: np.ndarray) -> int:
+    """The component to rank: most models, then most votes, then lowest label (deterministic)."""
+    best, key = -1, (-1, -1.0, 0)
+    for label in np.unique(labels):
+        members = labels == label
+        candidate = (int(members.sum()), float(weight[members].sum()), -int(label))
+        if candidate > key:
+            best, key = int(label), candidate
+    return best
+
+
+@blas_single
+def compute_board(
+    votes: VoteArrays,
+    settings: Settings,
+    *,
+    view: str = "raw",
+    mask: np.ndarray | None = None,
+    breakdown: str = "all",
+) -> Board:
+    """One leaderboard over the votes selected by `mask` (all votes when None).
+
+    Models with at least `min_votes` votes in the subset are fitted on the votes among
+    themselves and ranked by rank range; the others are listed as provisional with their raw
+    counts and no score. If those votes do not connect all fitted models, only the largest
+    connected group is ranked: strengths of groups never compared share no scale, so the rest
+    are listed as disconnected rather than placed on an invented one.
+    """
+    if view not in ("raw", "style"):
+        raise ValueError(f"view must be 'raw' or 'style', not {view!r}")
+    if settings.method not in ("bootstrap", "sandwich"):
+        raise ValueError(f"method must be 'bootstrap' or 'sandwich', not {settings.method!r}")
+    names = list(votes.model_names)
+    m = len(names)
+    sel = np.ones(len(votes.a), dtype=bool) if mask is None else np.asarray(mask, dtype=bool)
+    a = np.asarray(votes.a, dtype=np.int64)[sel]
+    b = np.asarray(votes.b, dtype=np.int64)[sel]
+    o = np.asarray(votes.outcome, dtype=np.int64)[sel]
+    tally = _tally(a, b, o, m)
+    notes: list[str] = []
+
+    eligible = tally.votes >= settings.min_votes
+    fitted = eligible[a] & eligible[b]
+    if settings.both_bad == "drop":
+        fitted &= o != BOTH_BAD
+    index = np.full(m, -1, dtype=np.int64)
+    pool = np.flatnonzero(eligible)
+    index[pool] = np.arange(pool.size)
+    counts = counts_from_votes(
+        index[a[fitted]], index[b[fitted]], o[fitted], n_models=pool.size, both_bad="tie"
+    )
+    labels = components(counts)
+    ranked = np.zeros(m, dtype=bool)
+    disconnected = np.zeros(m, dtype=bool)
+    if pool.size:
+        main = _main_component(labels, tally.votes[pool])
+        if (labels == main).sum() >= 2:
+            ranked[pool[labels == main]] = True
+            disconnected[pool[labels != main]] = True
+        else:
+            notes.append("no two models with enough votes were compared: nothing is ranked yet")
+    if disconnected.any():
+        listed = ", ".join(names[i] for i in np.flatnonzero(disconnected))
+        notes.append(
+            f"these models were never compared with the rest: separate scales, not ranked: {listed}"
+        )
+
+    theta = lower = upper = np.zeros(0)
+    style_coefs = None
+    members = np.flatnonzero(ranked)
+    if members.size:
+        index = np.full(m, -1, dtype=np.int64)
+        index[members] = np.arange(members.size)
+        use = fitted & ranked[a] & ranked[b]
+        weights = None
+        if settings.reweight and votes.weights is not None:
+            weights = np.asarray(votes.weights, dtype=np.float64)[sel][use]
+            weights = weights / weights.mean()
+        args = (index[a[use]], index[b[use]], o[use], members.size, weights)
+        if view == "raw":
+            theta, lower, upper = _raw(*args, settings)
+        else:
+            style_a = np.asarray(votes.style_a, dtype=np.float64)[sel][use]
+            style_b = np.asarray(votes.style_b, dtype=np.float64)[sel][use]
+            theta, lower, upper, style_coefs = _style(*args, style_a, style_b, settings)
+
+    anchor = None
+    if settings.anchor is not None:
+        if settings.anchor in names and ranked[names.index(settings.anchor)]:
+            anchor = int(np.flatnonzero(members == names.index(settings.anchor))[0])
+        else:
+            notes.append(f"anchor {settings.anchor} is not ranked here: the mean model is at 1000")
+    if anchor is None:
+        offset = 1000.0 - SCALE * float(theta.mean()) if theta.size else 1000.0
+    else:
+        offset = settings.anchor_score - SCALE * float(theta[anchor])
+    best, worst = rank_ranges(lower, upper)
+
+    rows: list[Row] = []
+    nan = float("nan")
+    for i in range(m):
+        if tally.votes[i] == 0:
+            continue  # not part of this board at all
+        if ranked[i]:
+            k = int(np.flatnonzero(members == i)[0])
+            score, lo, hi = (offset + SCALE * float(x[k]) for x in (theta, lower, upper))
+            rb, rw, section = int(best[k]), int(worst[k]), RANKED
+        else:
+            score = lo = hi = nan
+            rb = rw = 0
+            section = DISCONNECTED if disconnected[i] else PROVISIONAL
+        rows.append(
+            Row(
+                model=names[i],
+                score=score,
+                lower=lo,
+                upper=hi,
+                rank_best=rb,
+                rank_worst=rw,
+                votes=int(tally.votes[i]),
+                wins=int(tally.wins[i]),
+                losses=int(tally.losses[i]),
+                ties=int(tally.ties[i]),
+                both_bad=int(tally.both_bad[i]),
+                both_bad_rate=float(tally.both_bad[i] / tally.votes[i]),
+                section=section,
+            )
+        )
+    order = {RANKED: 0, PROVISIONAL: 1, DISCONNECTED: 2}
+    rows.sort(
+        key=lambda r: (order[r.section], -r.score if r.section == RANKED else -r.votes, r.model)
+    )
+    return Board(
+        view=view,
+        breakdown=breakdown,
+        rows=rows,
+        votes=int(sel.sum()),
+        style_coefs=style_coefs,
+        note="; ".join(notes),
+    )
+
+
+def _raw(
+    a: np.ndarray,
+    b: np.ndarray,
+    o: np.ndarray,
+    n_models: int,
+    weights: np.ndarray | None,
+    settings: Settings,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    counts = counts_from_votes(a, b, o, n_models=n_models, weights=weights, both_bad="tie")
+    if settings.method == "sandwich":
+        theta = fit(counts)
+        squared = None
+        if weights is not None:
+            # The meat of a weighted fit sums squared weights; same pairs, since all w > 0.
+            squared = counts_from_votes(
+                a, b, o, n_models=n_models, weights=weights**2, both_bad="tie"
+            )
+        res = sandwich(counts, theta, level=settings.level, meat_counts=squared)
+    else:
+        if weights is not None:
+            # Resample as many unit votes as the weighted votes are worth (Kish's effective
+            # sample size), keeping the weighted proportions; the fit does not depend on the
+            # overall scale of the counts.
+            n_eff = weights.sum() ** 2 / (weights**2).sum()
+            factor = n_eff / weights.sum()
+            counts = dataclasses.replace(
+                counts,
+                wins_a=counts.wins_a * factor,
+                wins_b=counts.wins_b * factor,
+                ties=counts.ties * factor,
+            )
+        res = bootstrap(counts, rounds=settings.rounds, seed=settings.seed, level=settings.level)
+    return res.theta, res.lower, res.upper
+
+
+def _style(
+    a: np.ndarray,
+    b: np.ndarray,
+    o: np.ndarray,
+    n_models: int,
+    weights: np.ndarray | None,
+    style_a: np.ndarray,
+    style_b: np.ndarray,
+    settings: Settings,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, dict[str, tuple[float, float, float]]]:
+    data = style_data(a, b, o, style_a, style_b, n_models=n_models, names=STYLE_NAMES)
+    if settings.method == "sandwich":
+        theta, coefs = fit_style(data, weights=weights)
+        res = sandwich_style(data, theta, coefs, level=settings.level, weights=weights)
+    else:
+        res = bootstrap_style(
+            data,
+            rounds=settings.style_rounds,
+            seed=settings.seed,
+            level=settings.level,
+            weights=weights,
+        )
+    coefs = {
+        name: (float(c), float(lo), float(hi))
+        for name, c, lo, hi in zip(
+            data.names, res.coefs, res.coef_lower, res.coef_upper, strict=True
+        )
+    }
+    return res.theta, res.lower, res.upper, coefs
+
+
+def breakdown_values(values: np.ndarray) -> list[str]:
+    """Distinct non-empty values, sorted, so boards come out in a stable order."""
+    return sorted({str(v) for v in values if v is not None and v != ""})
+
+
+def compute_all(
+    votes: VoteArrays,
+    settings: Settings,
+    *,
+    by: Sequence[str] = ("category", "language"),
+    style_breakdowns: bool = True,
+) -> list[Board]:
+    """Raw and style boards over all votes, then per value of each breakdown field."""
+    boards = [
+        compute_board(votes, settings, view="raw"),
+        compute_board(votes, settings, view="style"),
+    ]
+    views = ("raw", "style") if style_breakdowns else ("raw",)
+    for name in by:
+        values = np.asarray(getattr(votes, name), dtype=object)
+        for value in breakdown_values(values):
+            mask = values == value
+            for view in views:
+                boards.append(
+                    compute_board(
+                        votes, settings, view=view, mask=mask, breakdown=f"{name}:{value}"
+                    )
+                )
+    return boards

@@ -1,0 +1,146 @@
+"""Battle logs into arrays: one builder for the database and for files, so both rank the same.
+
+Models are indexed by name, in sorted order, and only models that took votes are included: the
+same votes give the same arrays whichever way they arrived.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from ranking.compute import VoteArrays
+
+OUTCOME = {"a": 0, "b": 1, "tie": 2, "both_bad": 3}
+WINNER = {"model_a": "a", "model_b": "b", "tie": "tie", "tie (bothbad)": "both_bad"}
+STYLE_NAMES = ("length", "headers", "lists", "bold")
+
+
+@dataclass(frozen=True)
+class Record:
+    model_a: str
+    model_b: str
+    choice: str  # a | b | tie | both_bad
+    style_a: tuple[float, float, float, float] = (0.0, 0.0, 0.0, 0.0)
+    style_b: tuple[float, float, float, float] = (0.0, 0.0, 0.0, 0.0)
+    category: str = ""
+    language: str = ""
+    sampling_probability: float | None = None
+
+
+def arrays_from_records(records: Iterable[Record]) -> VoteArrays:
+    rows = list(records)
+    names = sorted({r.model_a for r in rows} | {r.model_b for r in rows})
+    index = {name: i for i, name in enumerate(names)}
+    n = len(rows)
+    probs = np.array(
+        [r.sampling_probability if r.sampling_probability else np.nan for r in rows], float
+    )
+    weights = None
+    if n and not np.isnan(probs).all():
+        # Inverse-probability weights with mean 1; a vote without a known probability weighs
+        # as much as the average one.
+        inv = 1.0 / probs
+        inv = np.where(np.isnan(inv), np.nanmean(inv), inv)
+        weights = inv / inv.mean()
+    return VoteArrays(
+        model_names=names,
+        a=np.fromiter((index[r.model_a] for r in rows), dtype=np.int64, count=n),
+        b=np.fromiter((index[r.model_b] for r in rows), dtype=np.int64, count=n),
+        outcome=np.fromiter((OUTCOME[r.choice] for r in rows), dtype=np.int64, count=n),
+        style_a=np.array([r.style_a for r in rows], dtype=float).reshape(n, 4),
+        style_b=np.array([r.style_b for r in rows], dtype=float).reshape(n, 4),
+        category=np.array([r.category for r in rows], dtype=object),
+        language=np.array([r.language for r in rows], dtype=object),
+        weights=weights,
+    )
+
+
+def _num(value: object) -> float:
+    if isinstance(value, dict):  # FastChat keeps counts per kind: {"h1": 2, "h2": 1} or total
+        return float(sum(v for v in value.values() if isinstance(v, int | float)))
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return 0.0
+    return float(value)
+
+
+def _side_style(side: dict) -> tuple[float, float, float, float]:
+    style = side.get("style") or {}
+    return (_num(side.get("output_tokens")), _num(style.get("headers")),
+            _num(style.get("list_items")), _num(style.get("bold")))
+
+
+def record_from_arena(row: dict) -> Record:
+    """A row of FastChat's public battle log (our ``export_votes --format arena`` too)."""
+    winner = WINNER.get(row.get("winner"))
+    if winner is None:
+        raise ValueError(f"unknown winner {row.get('winner')!r}")
+    a, b = row.get("model_a"), row.get("model_b")
+    if not isinstance(a, str) or not isinstance(b, str) or not a or not b or a == b:
+        raise ValueError("model_a and model_b must be two different model names")
+    meta = row.get("conv_metadata") or {}
+    style_a = (_num(meta.get("sum_assistant_a_tokens")), _num(meta.get("header_count_a")),
+               _num(meta.get("list_count_a")), _num(meta.get("bold_count_a")))
+    style_b = (_num(meta.get("sum_assistant_b_tokens")), _num(meta.get("header_count_b")),
+               _num(meta.get("list_count_b")), _num(meta.get("bold_count_b")))
+    return Record(a, b, winner, style_a, style_b, str(row.get("category") or ""),
+                  str(row.get("language") or ""))
+
+
+def record_from_jsonl(row: dict) -> Record:
+    """A line of ``export_votes --format jsonl``."""
+    choice = row.get("choice")
+    if choice not in OUTCOME:
+        raise ValueError(f"unknown choice {choice!r}")
+    a, b = row.get("model_a"), row.get("model_b")
+    if not isinstance(a, str) or not isinstance(b, str) or not a or not b or a == b:
+        raise ValueError("model_a and model_b must be two different model names")
+    return Record(a, b, choice, _side_style(row.get("side_a") or {}),
+                  _side_style(row.get("side_b") or {}), str(row.get("prompt_category") or ""),
+                  str(row.get("prompt_language") or ""), row.get("sampling_probability"))
+
+
+@dataclass
+class ReadReport:
+    read: int = 0
+    rejected: list[tuple[int, str]] = field(default_factory=list)
+    skipped_simulated: int = 0
+
+
+def read_log(text: str, *, fmt: str, report: ReadReport,
+             include_simulated: bool = True) -> Iterator[Record]:
+    """Records from a log file's text; every row that cannot be read is reported with why."""
+    parse = record_from_arena if fmt == "arena" else record_from_jsonl
+    stripped = text.lstrip()
+    if stripped.startswith("["):
+        try:
+            rows = list(enumerate(json.loads(stripped), start=1))
+        except json.JSONDecodeError as exc:
+            report.rejected.append((0, f"not a JSON array ({exc.msg})"))
+            return
+    else:
+        rows = []
+        for number, line in enumerate(text.splitlines(), start=1):
+            if not line.strip():
+                continue
+            try:
+                rows.append((number, json.loads(line)))
+            except json.JSONDecodeError as exc:
+                report.rejected.append((number, f"not valid JSON ({exc.msg})"))
+    for number, row in rows:
+        if not isinstance(row, dict):
+            report.rejected.append((number, "not a JSON object"))
+            continue
+        if row.get("simulated") and not include_simulated:
+            report.skipped_simulated += 1
+            continue
+        try:
+            record = parse(row)
+        except ValueError as exc:
+            report.rejected.append((number, str(exc)))
+            continue
+        report.read += 1
+        yield record

@@ -1,0 +1,112 @@
+from __future__ import annotations
+
+import math
+from dataclasses import asdict
+from pathlib import Path
+
+from django.core.management.base import BaseCommand, CommandError
+
+from ranking.compute import Settings, compute_board
+from ranking.logs import ReadReport, arrays_from_records, read_log
+from ranking.services import ranking_settings
+
+SCHEMA = "arena.rank/1"
+
+
+def _finite(value: object) -> object:
+    return None if isinstance(value, float) and math.isnan(value) else value
+
+
+class Command(BaseCommand):
+    help = (
+        "Rank a battle log file without touching the database: our export_votes output "
+        "(--format jsonl or arena) or a public arena-format battle log."
+    )
+
+    def add_arguments(self, parser) -> None:
+        parser.add_argument("file", type=Path)
+        parser.add_argument("--format", choices=["arena", "jsonl"], default="arena")
+        parser.add_argument("--bootstrap", type=int, help="Bootstrap rounds (default 1000).")
+        parser.add_argument("--ci", choices=["bootstrap", "sandwich"])
+        parser.add_argument("--style-control", action="store_true")
+        parser.add_argument("--by", choices=["category", "language"], action="append",
+                            default=[], help="Also rank per category or language.")
+        parser.add_argument("--seed", type=int)
+        parser.add_argument("--min-votes", type=int)
+        parser.add_argument("--include-simulated", action="store_true",
+                            help="Keep rows marked simulated (the demo's made-up votes).")
+        parser.add_argument("--json", type=Path, metavar="OUT",
+                            help="Write the result as JSON (schema arena.rank/1) to OUT.")
+
+    def handle(self, *args, file: Path, format: str, bootstrap: int | None, ci: str | None,
+               style_control: bool, by: list[str], seed: int | None, min_votes: int | None,
+               include_simulated: bool, json: Path | None, **options) -> None:
+        try:
+            text = file.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError) as exc:
+            raise CommandError(f"Cannot read {file}: {exc}") from exc
+        report = ReadReport()
+        arrays = arrays_from_records(
+            read_log(text, fmt=format, report=report, include_simulated=include_simulated)
+        )
+        for number, why in report.rejected[:20]:
+            self.stderr.write(f"{file.name}:{number}: skipped: {why}")
+        if len(report.rejected) > 20:
+            self.stderr.write(f"... and {len(report.rejected) - 20} more rows skipped")
+        if report.read == 0:
+            raise CommandError(f"No readable battles in {file} ({len(report.rejected)} rejected).")
+        overrides = {k: v for k, v in {"rounds": bootstrap, "method": ci, "seed": seed,
+                                        "min_votes": min_votes}.items() if v is not None}
+        conf: Settings = ranking_settings(**overrides)
+        jobs = [("raw", "all", None)]
+        if style_control:
+            jobs.append(("style", "all", None))
+        for field in by:
+            values = arrays.category if field == "category" else arrays.language
+            for value in sorted({v for v in values if v}):
+                mask = values == value
+                jobs.append(("raw", f"{field}:{value}", mask))
+                if style_control:
+                    jobs.append(("style", f"{field}:{value}", mask))
+        boards = [compute_board(arrays, conf, view=v, mask=m, breakdown=b) for v, b, m in jobs]
+        for board in boards:
+            self._print(board)
+        self.stdout.write(
+            f"{report.read} battles read, {len(report.rejected)} rejected"
+            + (f", {report.skipped_simulated} simulated skipped" if report.skipped_simulated else "")
+        )
+        if json is not None:
+            payload = {
+                "schema": SCHEMA,
+                "input": {"file": str(file), "format": format, "read": report.read,
+                          "rejected": [{"line": n, "reason": r} for n, r in report.rejected],
+                          "skipped_simulated": report.skipped_simulated},
+                "settings": conf.as_dict(),
+                "boards": [
+                    {"view": b.view, "breakdown": b.breakdown, "votes": b.votes, "note": b.note,
+                     "style_coefs": {k: list(v) for k, v in (b.style_coefs or {}).items()},
+                     "rows": [{k: _finite(v) for k, v in asdict(r).items()} for r in b.rows]}
+                    for b in boards
+                ],
+            }
+            import json as jsonlib
+
+            json.write_text(jsonlib.dumps(payload, indent=2))
+
+    def _print(self, board) -> None:
+        self.stdout.write(f"\n== {board.view} / {board.breakdown} ({board.votes} votes)")
+        if board.note:
+            self.stdout.write(f"   note: {board.note}")
+        self.stdout.write(f"{'rank':>7}  {'model':<32} {'score':>7} {'95% interval':>17} "
+                          f"{'votes':>7}  section")
+        for r in board.rows:
+            rank = (f"{r.rank_best}" if r.rank_best == r.rank_worst
+                    else f"{r.rank_best}-{r.rank_worst}") if r.section == "ranked" else "-"
+            if math.isnan(r.score):
+                self.stdout.write(f"{rank:>7}  {r.model:<32} {'-':>7} {'-':>17} {r.votes:>7}  "
+                                  f"{r.section}")
+            else:
+                self.stdout.write(f"{rank:>7}  {r.model:<32} {r.score:>7.1f} "
+                                  f"{r.lower:>8.1f}-{r.upper:<8.1f} {r.votes:>7}  {r.section}")
+        for name, (c, lo, hi) in (board.style_coefs or {}).items():
+            self.stdout.write(f"   style {name}: {c:+.3f} [{lo:+.3f}, {hi:+.3f}]")

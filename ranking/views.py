@@ -1,0 +1,100 @@
+"""The public leaderboard: served from the stored snapshot, never computed per request."""
+
+from __future__ import annotations
+
+import csv
+import math
+
+from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
+from django.shortcuts import get_object_or_404, render
+from django.views.decorators.http import require_GET
+
+from arena import selectors as arena_selectors
+from ranking import selectors
+from ranking.models import LeaderboardRow, LeaderboardSnapshot
+from ranking.plot import interval_plot
+
+ROW_FIELDS = (
+    "model_name", "organisation", "section", "score", "lower", "upper", "rank_best",
+    "rank_worst", "votes", "wins", "losses", "ties", "both_bad", "both_bad_rate",
+)
+
+
+@require_GET
+def leaderboard(request: HttpRequest) -> HttpResponse:
+    snapshot = selectors.snapshot_latest()
+    if snapshot is None:
+        return render(request, "arena/leaderboard.html",
+                      {"rows": arena_selectors.model_vote_counts()})
+    view = request.GET.get("view", "raw")
+    view = view if view in {"raw", "style"} else "raw"
+    breakdown = request.GET.get("breakdown", "all")
+    data = selectors.board(snapshot=snapshot, view=view, breakdown=breakdown)
+    if not (data.ranked or data.provisional or data.disconnected or data.retired):
+        if breakdown != "all":
+            raise Http404("No such breakdown in the latest leaderboard.")
+    plot = interval_plot([(r.model_name, r.score, r.lower, r.upper) for r in data.ranked])
+    style_coefs = snapshot.style_coefs.get(breakdown) if view == "style" else None
+    return render(request, "ranking/leaderboard.html", {
+        "board": data, "snapshot": snapshot, "plot": plot, "style_coefs": style_coefs,
+        "view": view, "breakdown": breakdown,
+        "categories": [b for b in data.breakdowns if b.startswith("category:")],
+        "languages": [b for b in data.breakdowns if b.startswith("language:")],
+    })
+
+
+def _snapshot_or_404(snapshot_id: int | None) -> LeaderboardSnapshot:
+    if snapshot_id is None:
+        snapshot = selectors.snapshot_latest()
+        if snapshot is None:
+            raise Http404("No leaderboard has been computed yet.")
+        return snapshot
+    return get_object_or_404(LeaderboardSnapshot, pk=snapshot_id)
+
+
+def _num(v: float | None) -> float | None:
+    return None if v is None or (isinstance(v, float) and math.isnan(v)) else v
+
+
+def snapshot_payload(snapshot: LeaderboardSnapshot) -> dict:
+    boards: dict[tuple[str, str], list[dict]] = {}
+    for row in snapshot.rows.all().order_by("view", "breakdown", "rank_best", "-score"):
+        boards.setdefault((row.view, row.breakdown), []).append(
+            {("model" if f == "model_name" else f): _num(getattr(row, f)) for f in ROW_FIELDS}
+        )
+    return {
+        "schema": "arena.leaderboard/1",
+        "snapshot": {
+            "id": snapshot.pk,
+            "computed_at": snapshot.computed_at.isoformat(),
+            "cutoff": snapshot.cutoff.isoformat(),
+            "method": snapshot.method,
+            "settings": snapshot.settings,
+            "votes_used": snapshot.votes_used,
+            "votes_excluded": snapshot.votes_excluded,
+            "includes_simulated": snapshot.includes_simulated,
+            "content_hash": snapshot.content_hash,
+            "style_coefs": snapshot.style_coefs,
+            "notes": snapshot.notes,
+        },
+        "boards": [{"view": v, "breakdown": b, "rows": rows} for (v, b), rows in boards.items()],
+    }
+
+
+@require_GET
+def leaderboard_json(request: HttpRequest, snapshot_id: int | None = None) -> JsonResponse:
+    return JsonResponse(snapshot_payload(_snapshot_or_404(snapshot_id)))
+
+
+@require_GET
+def leaderboard_csv(request: HttpRequest, snapshot_id: int | None = None) -> HttpResponse:
+    snapshot = _snapshot_or_404(snapshot_id)
+    response = HttpResponse(content_type="text/csv; charset=utf-8")
+    response["Content-Disposition"] = f'attachment; filename="leaderboard-{snapshot.pk}.csv"'
+    writer = csv.writer(response)
+    writer.writerow(["snapshot", "view", "breakdown", *ROW_FIELDS])
+    rows: list[LeaderboardRow] = snapshot.rows.all().order_by("view", "breakdown", "rank_best")
+    for row in rows:
+        writer.writerow([snapshot.pk, row.view, row.breakdown,
+                         *(_num(getattr(row, f)) for f in ROW_FIELDS)])
+    return response
