@@ -153,9 +153,17 @@ def _check_both_bad(both_bad: str) -> None:
         raise ValueError(f"both_bad must be 'tie' or 'drop', not {both_bad!r}")
 
 
+def check_weights(w: np.ndarray, n: int) -> None:
+    if w.shape != (n,):
+        raise ValueError("weights must have one entry per vote")
+    if not np.isfinite(w).all() or (w < 0).any():
+        raise ValueError("weights must be finite and non-negative")
+
+
 def validate_votes(
     a_idx: np.ndarray, b_idx: np.ndarray, outcome: np.ndarray, n_models: int
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Votes as flat int64 arrays, after checking indices and outcome codes."""
     a = np.asarray(a_idx, dtype=np.int64).ravel()
     b = np.asarray(b_idx, dtype=np.int64).ravel()
     o = np.asarray(outcome, dtype=np.int64).ravel()
@@ -184,8 +192,7 @@ def counts_from_votes(
     _check_both_bad(both_bad)
     a, b, o = validate_votes(a_idx, b_idx, outcome, n_models)
     w = np.ones(a.size) if weights is None else np.asarray(weights, dtype=np.float64).ravel()
-    if w.shape != a.shape:
-        raise ValueError("weights must have one entry per vote")
+    check_weights(w, a.size)
     if both_bad == "drop":
         keep = o != BOTH_BAD
         a, b, o, w = a[keep], b[keep], o[keep], w[keep]
@@ -243,7 +250,7 @@ def gradient_hessian(
     """Gradient and Hessian of `objective`, scattered from the pairs."""
     m = counts.n_models
     a, b, n = counts.a, counts.b, counts.n
-    p = _expit(theta[a] - theta[b])
+    p = sigmoid(theta[a] - theta[b])
     r = n * p - counts.score_a
     g = np.bincount(a, r, minlength=m) - np.bincount(b, r, minlength=m) + reg * theta
     w = n * p * (1.0 - p)
@@ -256,7 +263,7 @@ def gradient_hessian(
     return g, h
 
 
-def _expit(x: np.ndarray) -> np.ndarray:
+def sigmoid(x: np.ndarray) -> np.ndarray:
     """σ(x), cheaper than scipy.special.expit on large arrays; exp overflow gives the limit."""
     with np.errstate(over="ignore"):
         return 1.0 / (1.0 + np.exp(-x))
@@ -293,10 +300,10 @@ def fit(
     the point where only the penalty holds it.
     """
     m = counts.n_models
-    theta = np.zeros(m) if theta0 is None else np.array(theta0, dtype=np.float64)
-    theta -= theta.mean()
     if m < 2 or counts.a.size == 0:
         return np.zeros(m)
+    theta = np.zeros(m) if theta0 is None else np.array(theta0, dtype=np.float64)
+    theta -= theta.mean()
     f = objective(counts, theta, reg)
     for _ in range(max_iter):
         g, h = gradient_hessian(counts, theta, reg)

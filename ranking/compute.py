@@ -194,6 +194,15 @@ def compute_board(
         if settings.reweight and votes.weights is not None:
             weights = np.asarray(votes.weights, dtype=np.float64)[sel][use]
             weights = weights / weights.mean()
+        fitted_tally = _tally(a[use], b[use], o[use], m)
+        draws = fitted_tally.ties + (fitted_tally.both_bad if settings.both_bad == "tie" else 0)
+        lopsided = ranked & (draws == 0) & ((fitted_tally.losses == 0) | (fitted_tally.wins == 0))
+        if lopsided.any():
+            listed = ", ".join(names[i] for i in np.flatnonzero(lopsided))
+            notes.append(
+                "never lost (or never won) against the ranked models, so the penalty, not the "
+                f"votes, sets how far out the score is: {listed}"
+            )
         args = (index[a[use]], index[b[use]], o[use], members.size, weights)
         if view == "raw":
             theta, lower, upper = _raw(*args, settings)

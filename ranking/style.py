@@ -23,6 +23,7 @@ from ranking.bradley_terry import (
     B,
     _check_both_bad,
     blas_single,
+    check_weights,
     validate_votes,
 )
 
@@ -50,7 +51,9 @@ class StyleIntervals:
     method: str
 
 
-def style_features(style_a: np.ndarray, style_b: np.ndarray, names: tuple[str, ...] | list[str]):
+def style_features(
+    style_a: np.ndarray, style_b: np.ndarray, names: tuple[str, ...] | list[str]
+) -> np.ndarray:
     """Normalised, standardised style differences, one row per vote (N×K).
 
     (a − b)/(a + b) as FastChat does, so a 600-vs-500-token gap counts like 60 vs 50 rather
@@ -67,17 +70,23 @@ def style_features(style_a: np.ndarray, style_b: np.ndarray, names: tuple[str, .
     if sa.shape[1] != len(names):
         raise ValueError(f"{sa.shape[1]} style columns but {len(names)} names")
     total = sa + sb
-    with np.errstate(invalid="ignore", divide="ignore"):
-        diff = np.where(total != 0, (sa - sb) / total, 0.0)
+    diff = sa - sb
+    # In place: at a million votes the temporaries of the obvious expression cost more than
+    # the arithmetic.
+    empty = total == 0
+    total[empty] = 1.0
+    diff /= total
+    diff[empty] = 0.0
     if diff.shape[0] == 0:
         return diff
     mean = diff.mean(axis=0)
-    std = diff.std(axis=0)
+    diff -= mean
+    std = np.sqrt(np.einsum("ij,ij->j", diff, diff) / diff.shape[0])
     # Relative threshold: a column of equal values can show rounding noise instead of exact 0.
     constant = std <= 1e-12 * np.maximum(1.0, np.abs(mean))
-    out = (diff - mean) / np.where(constant, 1.0, std)
-    out[:, constant] = 0.0
-    return out
+    diff /= np.where(constant, 1.0, std)
+    diff[:, constant] = 0.0
+    return diff
 
 
 def style_data(
@@ -312,8 +321,7 @@ def _weights(data: StyleData, weights: np.ndarray | None) -> np.ndarray:
     if weights is None:
         return np.ones(data.a.size)
     w = np.asarray(weights, dtype=np.float64).ravel()
-    if w.shape != data.a.shape:
-        raise ValueError("weights must have one entry per vote")
+    check_weights(w, data.a.size)
     return w
 
 

@@ -86,9 +86,12 @@ def test_fit_is_fast_for_a_hundred_models():
     a, b, outcome = simulate(rng, rng.normal(size=100), 200_000)
     counts = counts_from_votes(a, b, outcome, n_models=100)
     assert counts.a.size == 4950
-    started = time.perf_counter()
-    fit(counts)
-    assert time.perf_counter() - started < 0.5  # milliseconds in practice; generous for CI
+    timings = []
+    for _ in range(3):  # best of three: a busy machine can stall any single run
+        started = time.perf_counter()
+        fit(counts)
+        timings.append(time.perf_counter() - started)
+    assert min(timings) < 0.1  # a few milliseconds in practice
 
 
 def test_counts_aggregate_unordered_pairs_with_ties_and_both_bad():

@@ -258,6 +258,17 @@ def test_dropping_both_bad_votes_changes_the_fit_not_the_counts():
     assert drop["Alpha"].score - drop["Delta"].score > tie["Alpha"].score - tie["Delta"].score
 
 
+def test_a_model_that_never_lost_is_ranked_with_a_warning():
+    votes = simulate(STRENGTHS, 3000, seed=4)
+    alpha = votes.model_names.index("Alpha")
+    votes.outcome[votes.a == alpha] = A
+    votes.outcome[votes.b == alpha] = B
+    board = compute_board(votes, Settings(**FAST))
+    top = board.rows[0]
+    assert top.model == "Alpha" and top.losses == 0 and math.isfinite(top.score)
+    assert "never lost" in board.note and "Alpha" in board.note
+
+
 def test_settings_round_trip_as_a_dict():
     settings = Settings(method="sandwich", anchor="Alpha", reweight=True)
     assert Settings(**settings.as_dict()) == settings
