@@ -56,7 +56,10 @@ DEMO_MODELS = [
 # True strengths of the simulated votes (natural-log Bradley–Terry), for a leaderboard with real
 # intervals out of the box. Simulated votes are marked so, on the page and in every export.
 SIMULATED_STRENGTHS = {
-    "Deep Owl": 0.9, "List Heron": 0.55, "Steady Otter": 0.45, "Swift Falcon": 0.2,
+    "Deep Owl": 0.9,
+    "List Heron": 0.55,
+    "Steady Otter": 0.45,
+    "Swift Falcon": 0.2,
     "Brief Wren": -0.4,
 }
 SIMULATED_VOTES = 4000
@@ -153,7 +156,7 @@ def votes_simulate(
     params = dict(services._shared_params())
     now = timezone.now()
     battles, turns, answers, votes = [], [], [], []
-    for i in range(n):
+    for _ in range(n):
         model_a, model_b = rng.sample(models, 2)
         prompt = rng.choice(prompts)
         d = strengths[model_a.public_name] - strengths[model_b.public_name]
@@ -164,29 +167,71 @@ def votes_simulate(
             choice = "both_bad"
         else:
             choice = "a" if rng.random() < 1 / (1 + math.exp(-d)) else "b"
-        battle = Battle(rater=user, prompt=prompt, model_a=model_a, model_b=model_b,
-                        params=params, status=Battle.Status.VOTED)
+        battle = Battle(
+            rater=user,
+            prompt=prompt,
+            model_a=model_a,
+            model_b=model_b,
+            params=params,
+            status=Battle.Status.VOTED,
+        )
         turn = Turn(battle=battle, index=0, text=prompt.text, shown_at=now)
         sides = {}
         for side, model in (("a", model_a), ("b", model_b)):
             tokens = rng.randint(40, 400)
             text = f"(simulated answer of {tokens} tokens)"
-            answers.append(Answer(turn=turn, side=side, model=model, status=Answer.Status.OK,
-                                  text=text, output_tokens=tokens, input_tokens=20,
-                                  finish_reason="stop", started_at=now, finished_at=now))
-            sides[side] = {"model": model.public_name, "model_id": model.model_id,
-                           "output_tokens": tokens, "input_tokens": 20,
-                           "tokens_estimated": False, "finish_reason": "stop",
-                           "ttft_ms": [None], "total_ms": [None],
-                           "style": {**style_counts(text), "headers": rng.randint(0, 3),
-                                     "list_items": rng.randint(0, 6), "bold": rng.randint(0, 4)}}
+            answers.append(
+                Answer(
+                    turn=turn,
+                    side=side,
+                    model=model,
+                    status=Answer.Status.OK,
+                    text=text,
+                    output_tokens=tokens,
+                    input_tokens=20,
+                    finish_reason="stop",
+                    started_at=now,
+                    finished_at=now,
+                )
+            )
+            sides[side] = {
+                "model": model.public_name,
+                "model_id": model.model_id,
+                "output_tokens": tokens,
+                "input_tokens": 20,
+                "tokens_estimated": False,
+                "finish_reason": "stop",
+                "ttft_ms": [None],
+                "total_ms": [None],
+                "style": {
+                    **style_counts(text),
+                    "headers": rng.randint(0, 3),
+                    "list_items": rng.randint(0, 6),
+                    "bold": rng.randint(0, 4),
+                },
+            }
         battles.append(battle)
         turns.append(turn)
-        votes.append(Vote(battle=battle, rater=user, rater_pool=user.rater_pool, prompt=prompt,
-                          prompt_hash=prompt.text_hash, prompt_category=prompt.category,
-                          prompt_language=prompt.language, model_a=model_a, model_b=model_b,
-                          choice=choice, decision_ms=rng.randint(4000, 60000), turns=1,
-                          params=params, side_a=sides["a"], side_b=sides["b"], simulated=True))
+        votes.append(
+            Vote(
+                battle=battle,
+                rater=user,
+                rater_pool=user.rater_pool,
+                prompt=prompt,
+                prompt_hash=prompt.text_hash,
+                prompt_category=prompt.category,
+                prompt_language=prompt.language,
+                model_a=model_a,
+                model_b=model_b,
+                choice=choice,
+                decision_ms=rng.randint(4000, 60000),
+                turns=1,
+                params=params,
+                side_a=sides["a"],
+                side_b=sides["b"],
+                simulated=True,
+            )
+        )
     Battle.objects.bulk_create(battles, batch_size=1000)
     Turn.objects.bulk_create(turns, batch_size=1000)
     for answer in answers:

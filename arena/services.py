@@ -110,8 +110,13 @@ def battle_pick_models(
     ids = np.array([m.model_id for m in models], dtype=object)
     conf = settings.SAMPLING
     probs = pair_probabilities(
-        lower=lower, upper=upper, votes=votes, allowed=ids[:, None] != ids[None, :],
-        floor=conf["floor"], boost_votes=conf["boost_votes"], boost=conf["boost"],
+        lower=lower,
+        upper=upper,
+        votes=votes,
+        allowed=ids[:, None] != ids[None, :],
+        floor=conf["floor"],
+        boost_votes=conf["boost_votes"],
+        boost=conf["boost"],
     )
     i, j, p = draw_pair(probs, np.random.default_rng(rng.getrandbits(64)))
     pair = [models[i], models[j]]

@@ -191,9 +191,7 @@ CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 CELERY_BEAT_SCHEDULE = {
     "recompute-leaderboard-nightly": {
         "task": "ranking.tasks.recompute_leaderboard",
-        "schedule": crontab(
-            hour=env.int("RANKING_NIGHTLY_HOUR", default=3), minute=0
-        ),
+        "schedule": crontab(hour=env.int("RANKING_NIGHTLY_HOUR", default=3), minute=0),
     },
 }
 

@@ -10,8 +10,19 @@ from ranking.models import LeaderboardRow, LeaderboardSnapshot
 
 class RowInline(admin.TabularInline):
     model = LeaderboardRow
-    fields = ("view", "breakdown", "section", "model_name", "score", "lower", "upper",
-              "rank_best", "rank_worst", "votes", "both_bad_rate")
+    fields = (
+        "view",
+        "breakdown",
+        "section",
+        "model_name",
+        "score",
+        "lower",
+        "upper",
+        "rank_best",
+        "rank_worst",
+        "votes",
+        "both_bad_rate",
+    )
     readonly_fields = fields
     extra = 0
     can_delete = False
@@ -25,8 +36,16 @@ class RowInline(admin.TabularInline):
 
 @admin.register(LeaderboardSnapshot)
 class LeaderboardSnapshotAdmin(admin.ModelAdmin):
-    list_display = ("id", "computed_at", "cutoff", "method", "votes_used", "votes_excluded",
-                    "includes_simulated", "duration_s")
+    list_display = (
+        "id",
+        "computed_at",
+        "cutoff",
+        "method",
+        "votes_used",
+        "votes_excluded",
+        "includes_simulated",
+        "duration_s",
+    )
     readonly_fields = [f.name for f in LeaderboardSnapshot._meta.fields]
     inlines = (RowInline,)
     change_list_template = "admin/ranking/leaderboardsnapshot/change_list.html"
@@ -39,8 +58,11 @@ class LeaderboardSnapshotAdmin(admin.ModelAdmin):
 
     def get_urls(self):
         return [
-            path("recompute/", self.admin_site.admin_view(self.recompute_view),
-                 name="ranking_leaderboardsnapshot_recompute"),
+            path(
+                "recompute/",
+                self.admin_site.admin_view(self.recompute_view),
+                name="ranking_leaderboardsnapshot_recompute",
+            ),
             *super().get_urls(),
         ]
 
@@ -56,6 +78,7 @@ class LeaderboardSnapshotAdmin(admin.ModelAdmin):
         except Exception as exc:  # shown to the admin; the previous snapshot stays published
             messages.error(request, f"Recompute failed, the previous snapshot stays: {exc}")
         else:
-            messages.success(request, f"Snapshot {snapshot.pk} computed from "
-                                      f"{snapshot.votes_used} votes.")
+            messages.success(
+                request, f"Snapshot {snapshot.pk} computed from {snapshot.votes_used} votes."
+            )
         return HttpResponseRedirect(target)

@@ -69,8 +69,12 @@ def _num(value: object) -> float:
 
 def _side_style(side: dict) -> tuple[float, float, float, float]:
     style = side.get("style") or {}
-    return (_num(side.get("output_tokens")), _num(style.get("headers")),
-            _num(style.get("list_items")), _num(style.get("bold")))
+    return (
+        _num(side.get("output_tokens")),
+        _num(style.get("headers")),
+        _num(style.get("list_items")),
+        _num(style.get("bold")),
+    )
 
 
 def record_from_arena(row: dict) -> Record:
@@ -82,12 +86,27 @@ def record_from_arena(row: dict) -> Record:
     if not isinstance(a, str) or not isinstance(b, str) or not a or not b or a == b:
         raise ValueError("model_a and model_b must be two different model names")
     meta = row.get("conv_metadata") or {}
-    style_a = (_num(meta.get("sum_assistant_a_tokens")), _num(meta.get("header_count_a")),
-               _num(meta.get("list_count_a")), _num(meta.get("bold_count_a")))
-    style_b = (_num(meta.get("sum_assistant_b_tokens")), _num(meta.get("header_count_b")),
-               _num(meta.get("list_count_b")), _num(meta.get("bold_count_b")))
-    return Record(a, b, winner, style_a, style_b, str(row.get("category") or ""),
-                  str(row.get("language") or ""))
+    style_a = (
+        _num(meta.get("sum_assistant_a_tokens")),
+        _num(meta.get("header_count_a")),
+        _num(meta.get("list_count_a")),
+        _num(meta.get("bold_count_a")),
+    )
+    style_b = (
+        _num(meta.get("sum_assistant_b_tokens")),
+        _num(meta.get("header_count_b")),
+        _num(meta.get("list_count_b")),
+        _num(meta.get("bold_count_b")),
+    )
+    return Record(
+        a,
+        b,
+        winner,
+        style_a,
+        style_b,
+        str(row.get("category") or ""),
+        str(row.get("language") or ""),
+    )
 
 
 def record_from_jsonl(row: dict) -> Record:
@@ -98,9 +117,16 @@ def record_from_jsonl(row: dict) -> Record:
     a, b = row.get("model_a"), row.get("model_b")
     if not isinstance(a, str) or not isinstance(b, str) or not a or not b or a == b:
         raise ValueError("model_a and model_b must be two different model names")
-    return Record(a, b, choice, _side_style(row.get("side_a") or {}),
-                  _side_style(row.get("side_b") or {}), str(row.get("prompt_category") or ""),
-                  str(row.get("prompt_language") or ""), row.get("sampling_probability"))
+    return Record(
+        a,
+        b,
+        choice,
+        _side_style(row.get("side_a") or {}),
+        _side_style(row.get("side_b") or {}),
+        str(row.get("prompt_category") or ""),
+        str(row.get("prompt_language") or ""),
+        row.get("sampling_probability"),
+    )
 
 
 @dataclass
@@ -110,8 +136,9 @@ class ReadReport:
     skipped_simulated: int = 0
 
 
-def read_log(text: str, *, fmt: str, report: ReadReport,
-             include_simulated: bool = True) -> Iterator[Record]:
+def read_log(
+    text: str, *, fmt: str, report: ReadReport, include_simulated: bool = True
+) -> Iterator[Record]:
     """Records from a log file's text; every row that cannot be read is reported with why."""
     parse = record_from_arena if fmt == "arena" else record_from_jsonl
     stripped = text.lstrip()

@@ -45,8 +45,13 @@ def interval_plot(rows: list[tuple[str, float, float, float]]) -> Plot | None:
         return round(LABEL_W + (v - lo) / (hi - lo) * PLOT_W, 1)
 
     bars = [
-        Bar(label=r[0], y=PAD + i * ROW_H + ROW_H / 2, x_score=x(r[1]), x_lower=x(r[2]),
-            x_upper=x(r[3]))
+        Bar(
+            label=r[0],
+            y=PAD + i * ROW_H + ROW_H / 2,
+            x_score=x(r[1]),
+            x_lower=x(r[2]),
+            x_upper=x(r[3]),
+        )
         for i, r in enumerate(rows)
     ]
     step = _nice_step(hi - lo)
@@ -57,8 +62,9 @@ def interval_plot(rows: list[tuple[str, float, float, float]]) -> Plot | None:
         ticks.append((x(v), f"{v:.0f}"))
         v += step
     axis_y = PAD + len(rows) * ROW_H + 4
-    return Plot(width=LABEL_W + PLOT_W + PAD, height=int(axis_y + 22), bars=bars, ticks=ticks,
-                axis_y=axis_y)
+    return Plot(
+        width=LABEL_W + PLOT_W + PAD, height=int(axis_y + 22), bars=bars, ticks=ticks, axis_y=axis_y
+    )
 
 
 def _nice_step(span: float) -> float:

@@ -41,7 +41,11 @@ def vote_arrays(*, cutoff: datetime, include_simulated: bool) -> LoadedVotes:
         seen |= rule
     names = dict(ModelEntry.objects.values_list("pk", "public_name"))
     fields = [
-        "model_a_id", "model_b_id", "choice", "prompt_category", "prompt_language",
+        "model_a_id",
+        "model_b_id",
+        "choice",
+        "prompt_category",
+        "prompt_language",
         "sampling_probability",
         *(f"side_a__{k}" for k in STYLE_KEYS),
         *(f"side_b__{k}" for k in STYLE_KEYS),
@@ -103,10 +107,7 @@ def sampling_state(*, models: list[ModelEntry]) -> tuple[np.ndarray, np.ndarray,
     votes = np.zeros(n)
     snapshot = snapshot_latest()
     if snapshot is not None:
-        rows = {
-            r.model_name: r
-            for r in snapshot.rows.filter(view="raw", breakdown="all")
-        }
+        rows = {r.model_name: r for r in snapshot.rows.filter(view="raw", breakdown="all")}
         for i, model in enumerate(models):
             row = rows.get(model.public_name)
             if row is not None:

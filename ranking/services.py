@@ -39,9 +39,14 @@ def boards_hash(boards: list[Board]) -> str:
             "view": b.view,
             "breakdown": b.breakdown,
             "rows": [
-                {k: (round(v, 9) if isinstance(v, float) and not math.isnan(v) else
-                     (None if isinstance(v, float) else v))
-                 for k, v in asdict(r).items()}
+                {
+                    k: (
+                        round(v, 9)
+                        if isinstance(v, float) and not math.isnan(v)
+                        else (None if isinstance(v, float) else v)
+                    )
+                    for k, v in asdict(r).items()
+                }
                 for r in b.rows
             ],
         }
@@ -95,14 +100,23 @@ def leaderboard_recompute(
                     section = LeaderboardRow.Section.RETIRED
                 rows.append(
                     LeaderboardRow(
-                        snapshot=snapshot, view=b.view, breakdown=b.breakdown,
-                        model_name=r.model, organisation=entry.organisation if entry else "",
-                        section=section, score=_clean(r.score), lower=_clean(r.lower),
+                        snapshot=snapshot,
+                        view=b.view,
+                        breakdown=b.breakdown,
+                        model_name=r.model,
+                        organisation=entry.organisation if entry else "",
+                        section=section,
+                        score=_clean(r.score),
+                        lower=_clean(r.lower),
                         upper=_clean(r.upper),
                         rank_best=r.rank_best if r.section == "ranked" else None,
                         rank_worst=r.rank_worst if r.section == "ranked" else None,
-                        votes=r.votes, wins=r.wins, losses=r.losses, ties=r.ties,
-                        both_bad=r.both_bad, both_bad_rate=_clean(r.both_bad_rate),
+                        votes=r.votes,
+                        wins=r.wins,
+                        losses=r.losses,
+                        ties=r.ties,
+                        both_bad=r.both_bad,
+                        both_bad_rate=_clean(r.both_bad_rate),
                     )
                 )
         LeaderboardRow.objects.bulk_create(rows, batch_size=2000)

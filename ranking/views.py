@@ -15,8 +15,20 @@ from ranking.models import LeaderboardRow, LeaderboardSnapshot
 from ranking.plot import interval_plot
 
 ROW_FIELDS = (
-    "model_name", "organisation", "section", "score", "lower", "upper", "rank_best",
-    "rank_worst", "votes", "wins", "losses", "ties", "both_bad", "both_bad_rate",
+    "model_name",
+    "organisation",
+    "section",
+    "score",
+    "lower",
+    "upper",
+    "rank_best",
+    "rank_worst",
+    "votes",
+    "wins",
+    "losses",
+    "ties",
+    "both_bad",
+    "both_bad_rate",
 )
 
 
@@ -24,8 +36,9 @@ ROW_FIELDS = (
 def leaderboard(request: HttpRequest) -> HttpResponse:
     snapshot = selectors.snapshot_latest()
     if snapshot is None:
-        return render(request, "arena/leaderboard.html",
-                      {"rows": arena_selectors.model_vote_counts()})
+        return render(
+            request, "arena/leaderboard.html", {"rows": arena_selectors.model_vote_counts()}
+        )
     view = request.GET.get("view", "raw")
     view = view if view in {"raw", "style"} else "raw"
     breakdown = request.GET.get("breakdown", "all")
@@ -35,12 +48,20 @@ def leaderboard(request: HttpRequest) -> HttpResponse:
             raise Http404("No such breakdown in the latest leaderboard.")
     plot = interval_plot([(r.model_name, r.score, r.lower, r.upper) for r in data.ranked])
     style_coefs = snapshot.style_coefs.get(breakdown) if view == "style" else None
-    return render(request, "ranking/leaderboard.html", {
-        "board": data, "snapshot": snapshot, "plot": plot, "style_coefs": style_coefs,
-        "view": view, "breakdown": breakdown,
-        "categories": [b for b in data.breakdowns if b.startswith("category:")],
-        "languages": [b for b in data.breakdowns if b.startswith("language:")],
-    })
+    return render(
+        request,
+        "ranking/leaderboard.html",
+        {
+            "board": data,
+            "snapshot": snapshot,
+            "plot": plot,
+            "style_coefs": style_coefs,
+            "view": view,
+            "breakdown": breakdown,
+            "categories": [b for b in data.breakdowns if b.startswith("category:")],
+            "languages": [b for b in data.breakdowns if b.startswith("language:")],
+        },
+    )
 
 
 def _snapshot_or_404(snapshot_id: int | None) -> LeaderboardSnapshot:
@@ -95,6 +116,7 @@ def leaderboard_csv(request: HttpRequest, snapshot_id: int | None = None) -> Htt
     writer.writerow(["snapshot", "view", "breakdown", *ROW_FIELDS])
     rows: list[LeaderboardRow] = snapshot.rows.all().order_by("view", "breakdown", "rank_best")
     for row in rows:
-        writer.writerow([snapshot.pk, row.view, row.breakdown,
-                         *(_num(getattr(row, f)) for f in ROW_FIELDS)])
+        writer.writerow(
+            [snapshot.pk, row.view, row.breakdown, *(_num(getattr(row, f)) for f in ROW_FIELDS)]
+        )
     return response

@@ -132,6 +132,8 @@ def test_counts_reject_bad_votes():
         counts_from_votes(np.array([0]), np.array([1]), np.array([7]), n_models=2)
     with pytest.raises(ValueError):
         counts_from_votes(np.array([0]), np.array([1]), np.array([A]), n_models=2, both_bad="x")
+    with pytest.raises(ValueError):
+        counts_from_votes(np.array([0]), np.array([1]), np.array([A]), n_models=2, weights=[-1.0])
 
 
 def test_counts_of_a_million_votes_are_quick():

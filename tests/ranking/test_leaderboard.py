@@ -84,8 +84,9 @@ def test_a_failed_recompute_leaves_the_previous_snapshot_published(voted, client
     assert client.get("/leaderboard.json").json()["snapshot"]["id"] == good.pk
 
 
-def test_public_page_json_and_csv_come_from_the_stored_snapshot(voted, client,
-                                                               django_assert_max_num_queries):
+def test_public_page_json_and_csv_come_from_the_stored_snapshot(
+    voted, client, django_assert_max_num_queries
+):
     snapshot = services.leaderboard_recompute(include_simulated=True, rounds=100)
     with django_assert_max_num_queries(8):  # reads rows; never refits per request
         page = client.get("/leaderboard/")
@@ -120,8 +121,16 @@ def test_recompute_from_the_exported_log_gives_the_same_numbers(voted, tmp_path)
     with log.open("w") as out:
         call_command("export_votes", format="jsonl", stdout=out)
     result = tmp_path / "rank.json"
-    call_command("rank", str(log), format="jsonl", bootstrap=200, seed=5,
-                 include_simulated=True, json=result, stdout=open(tmp_path / "out.txt", "w"))
+    call_command(
+        "rank",
+        str(log),
+        format="jsonl",
+        bootstrap=200,
+        seed=5,
+        include_simulated=True,
+        json=result,
+        stdout=open(tmp_path / "out.txt", "w"),
+    )
     ranked = json.loads(result.read_text())
     assert ranked["schema"] == "arena.rank/1" and ranked["input"]["read"] == 1600
     offline = {r["model"]: r for r in ranked["boards"][0]["rows"]}
@@ -135,8 +144,12 @@ def test_rank_reads_a_public_arena_log_and_reports_unreadable_rows(tmp_path):
     rows_in = [
         {"model_a": "x", "model_b": "y", "winner": "model_a"},
         {"model_a": "y", "model_b": "z", "winner": "tie (bothbad)"},
-        {"model_a": "x", "model_b": "z", "winner": "model_b",
-         "conv_metadata": {"sum_assistant_a_tokens": 10, "sum_assistant_b_tokens": 30}},
+        {
+            "model_a": "x",
+            "model_b": "z",
+            "winner": "model_b",
+            "conv_metadata": {"sum_assistant_a_tokens": 10, "sum_assistant_b_tokens": 30},
+        },
         {"model_a": "x", "model_b": "x", "winner": "tie"},
         {"model_a": "x", "model_b": "y", "winner": "nobody"},
         "not an object",
@@ -146,8 +159,15 @@ def test_rank_reads_a_public_arena_log_and_reports_unreadable_rows(tmp_path):
     result = tmp_path / "out.json"
     errors = tmp_path / "err.txt"
     with errors.open("w") as err:
-        call_command("rank", str(log), ci="sandwich", min_votes=1, json=result,
-                     stdout=open(tmp_path / "o.txt", "w"), stderr=err)
+        call_command(
+            "rank",
+            str(log),
+            ci="sandwich",
+            min_votes=1,
+            json=result,
+            stdout=open(tmp_path / "o.txt", "w"),
+            stderr=err,
+        )
     data = json.loads(result.read_text())
     assert data["input"]["read"] == 3
     assert [r["line"] for r in data["input"]["rejected"]] == [4, 5, 6]
@@ -166,8 +186,9 @@ def test_the_recompute_task_and_command_store_snapshots(voted):
     from ranking.tasks import recompute_leaderboard
 
     recompute_leaderboard.run()
-    call_command("recompute_leaderboard", include_simulated=True, rounds=20,
-                 stdout=open("/dev/null", "w"))
+    call_command(
+        "recompute_leaderboard", include_simulated=True, rounds=20, stdout=open("/dev/null", "w")
+    )
     assert LeaderboardSnapshot.objects.count() == 2
 
 

@@ -21,8 +21,9 @@ def test_sampler_spends_more_votes_where_intervals_overlap_and_starves_no_pair()
     # Models 0 and 1 are hard to tell apart; 2 is far below both. Everyone has many votes.
     lower = np.array([1100.0, 1095.0, 900.0])
     upper = np.array([1120.0, 1118.0, 920.0])
-    probs = pair_probabilities(lower=lower, upper=upper, votes=np.array([5000, 5000, 5000]),
-                               floor=0.1)
+    probs = pair_probabilities(
+        lower=lower, upper=upper, votes=np.array([5000, 5000, 5000]), floor=0.1
+    )
     rng = np.random.default_rng(1)
     counts = np.zeros((3, 3))
     for _ in range(5000):
@@ -37,16 +38,19 @@ def test_sampler_spends_more_votes_where_intervals_overlap_and_starves_no_pair()
 def test_models_with_few_votes_get_extra_traffic():
     lower = np.array([1000.0, 1000.0, 1000.0])
     upper = np.array([1010.0, 1010.0, 1010.0])
-    even = pair_probabilities(lower=lower, upper=upper, votes=np.array([900, 900, 900]),
-                              boost_votes=300)
-    boosted = pair_probabilities(lower=lower, upper=upper, votes=np.array([900, 900, 10]),
-                                 boost_votes=300)
+    even = pair_probabilities(
+        lower=lower, upper=upper, votes=np.array([900, 900, 900]), boost_votes=300
+    )
+    boosted = pair_probabilities(
+        lower=lower, upper=upper, votes=np.array([900, 900, 10]), boost_votes=300
+    )
     assert np.isclose(even[0, 1], even[0, 2])
     assert boosted[0, 2] > 1.5 * boosted[0, 1]
 
 
 def test_pairs_that_may_not_meet_get_nothing():
     allowed = np.array([[False, False, True], [False, False, True], [True, True, False]])
-    probs = pair_probabilities(lower=np.full(3, np.nan), upper=np.full(3, np.nan),
-                               votes=np.zeros(3), allowed=allowed)
+    probs = pair_probabilities(
+        lower=np.full(3, np.nan), upper=np.full(3, np.nan), votes=np.zeros(3), allowed=allowed
+    )
     assert probs[0, 1] == 0 and probs[0, 2] > 0 and probs[1, 2] > 0

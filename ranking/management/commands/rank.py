@@ -29,18 +29,42 @@ class Command(BaseCommand):
         parser.add_argument("--bootstrap", type=int, help="Bootstrap rounds (default 1000).")
         parser.add_argument("--ci", choices=["bootstrap", "sandwich"])
         parser.add_argument("--style-control", action="store_true")
-        parser.add_argument("--by", choices=["category", "language"], action="append",
-                            default=[], help="Also rank per category or language.")
+        parser.add_argument(
+            "--by",
+            choices=["category", "language"],
+            action="append",
+            default=[],
+            help="Also rank per category or language.",
+        )
         parser.add_argument("--seed", type=int)
         parser.add_argument("--min-votes", type=int)
-        parser.add_argument("--include-simulated", action="store_true",
-                            help="Keep rows marked simulated (the demo's made-up votes).")
-        parser.add_argument("--json", type=Path, metavar="OUT",
-                            help="Write the result as JSON (schema arena.rank/1) to OUT.")
+        parser.add_argument(
+            "--include-simulated",
+            action="store_true",
+            help="Keep rows marked simulated (the demo's made-up votes).",
+        )
+        parser.add_argument(
+            "--json",
+            type=Path,
+            metavar="OUT",
+            help="Write the result as JSON (schema arena.rank/1) to OUT.",
+        )
 
-    def handle(self, *args, file: Path, format: str, bootstrap: int | None, ci: str | None,
-               style_control: bool, by: list[str], seed: int | None, min_votes: int | None,
-               include_simulated: bool, json: Path | None, **options) -> None:
+    def handle(
+        self,
+        *args,
+        file: Path,
+        format: str,
+        bootstrap: int | None,
+        ci: str | None,
+        style_control: bool,
+        by: list[str],
+        seed: int | None,
+        min_votes: int | None,
+        include_simulated: bool,
+        json: Path | None,
+        **options,
+    ) -> None:
         try:
             text = file.read_text(encoding="utf-8")
         except (OSError, UnicodeDecodeError) as exc:
@@ -55,8 +79,16 @@ class Command(BaseCommand):
             self.stderr.write(f"... and {len(report.rejected) - 20} more rows skipped")
         if report.read == 0:
             raise CommandError(f"No readable battles in {file} ({len(report.rejected)} rejected).")
-        overrides = {k: v for k, v in {"rounds": bootstrap, "method": ci, "seed": seed,
-                                        "min_votes": min_votes}.items() if v is not None}
+        overrides = {
+            k: v
+            for k, v in {
+                "rounds": bootstrap,
+                "method": ci,
+                "seed": seed,
+                "min_votes": min_votes,
+            }.items()
+            if v is not None
+        }
         conf: Settings = ranking_settings(**overrides)
         jobs = [("raw", "all", None)]
         if style_control:
@@ -73,19 +105,32 @@ class Command(BaseCommand):
             self._print(board)
         self.stdout.write(
             f"{report.read} battles read, {len(report.rejected)} rejected"
-            + (f", {report.skipped_simulated} simulated skipped" if report.skipped_simulated else "")
+            + (
+                f", {report.skipped_simulated} simulated skipped"
+                if report.skipped_simulated
+                else ""
+            )
         )
         if json is not None:
             payload = {
                 "schema": SCHEMA,
-                "input": {"file": str(file), "format": format, "read": report.read,
-                          "rejected": [{"line": n, "reason": r} for n, r in report.rejected],
-                          "skipped_simulated": report.skipped_simulated},
+                "input": {
+                    "file": str(file),
+                    "format": format,
+                    "read": report.read,
+                    "rejected": [{"line": n, "reason": r} for n, r in report.rejected],
+                    "skipped_simulated": report.skipped_simulated,
+                },
                 "settings": conf.as_dict(),
                 "boards": [
-                    {"view": b.view, "breakdown": b.breakdown, "votes": b.votes, "note": b.note,
-                     "style_coefs": {k: list(v) for k, v in (b.style_coefs or {}).items()},
-                     "rows": [{k: _finite(v) for k, v in asdict(r).items()} for r in b.rows]}
+                    {
+                        "view": b.view,
+                        "breakdown": b.breakdown,
+                        "votes": b.votes,
+                        "note": b.note,
+                        "style_coefs": {k: list(v) for k, v in (b.style_coefs or {}).items()},
+                        "rows": [{k: _finite(v) for k, v in asdict(r).items()} for r in b.rows],
+                    }
                     for b in boards
                 ],
             }
@@ -97,16 +142,27 @@ class Command(BaseCommand):
         self.stdout.write(f"\n== {board.view} / {board.breakdown} ({board.votes} votes)")
         if board.note:
             self.stdout.write(f"   note: {board.note}")
-        self.stdout.write(f"{'rank':>7}  {'model':<32} {'score':>7} {'95% interval':>17} "
-                          f"{'votes':>7}  section")
+        self.stdout.write(
+            f"{'rank':>7}  {'model':<32} {'score':>7} {'95% interval':>17} {'votes':>7}  section"
+        )
         for r in board.rows:
-            rank = (f"{r.rank_best}" if r.rank_best == r.rank_worst
-                    else f"{r.rank_best}-{r.rank_worst}") if r.section == "ranked" else "-"
+            rank = (
+                (
+                    f"{r.rank_best}"
+                    if r.rank_best == r.rank_worst
+                    else f"{r.rank_best}-{r.rank_worst}"
+                )
+                if r.section == "ranked"
+                else "-"
+            )
             if math.isnan(r.score):
-                self.stdout.write(f"{rank:>7}  {r.model:<32} {'-':>7} {'-':>17} {r.votes:>7}  "
-                                  f"{r.section}")
+                self.stdout.write(
+                    f"{rank:>7}  {r.model:<32} {'-':>7} {'-':>17} {r.votes:>7}  {r.section}"
+                )
             else:
-                self.stdout.write(f"{rank:>7}  {r.model:<32} {r.score:>7.1f} "
-                                  f"{r.lower:>8.1f}-{r.upper:<8.1f} {r.votes:>7}  {r.section}")
+                self.stdout.write(
+                    f"{rank:>7}  {r.model:<32} {r.score:>7.1f} "
+                    f"{r.lower:>8.1f}-{r.upper:<8.1f} {r.votes:>7}  {r.section}"
+                )
         for name, (c, lo, hi) in (board.style_coefs or {}).items():
             self.stdout.write(f"   style {name}: {c:+.3f} [{lo:+.3f}, {hi:+.3f}]")
