@@ -36,6 +36,11 @@ class User(AbstractUser):
     username = None
     email = models.EmailField("email address", unique=True)
     rater_pool = models.CharField(max_length=16, choices=Pool.choices, default=Pool.CROWD)
+    trust_level = models.PositiveSmallIntegerField(
+        default=1, help_text="0 untrusted, 1 normal, 2 trusted (set by admins)"
+    )
+    banned_at = models.DateTimeField(null=True, blank=True)
+    ban_reason = models.CharField(max_length=300, blank=True, default="")
 
     USERNAME_FIELD = "email"
     REQUIRED_FIELDS: list[str] = []
@@ -44,3 +49,7 @@ class User(AbstractUser):
 
     def __str__(self) -> str:
         return self.email
+
+    @property
+    def is_banned(self) -> bool:
+        return self.banned_at is not None

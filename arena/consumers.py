@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 import json
 import uuid
+from functools import partial
 
 from channels.db import database_sync_to_async
 from channels.generic.websocket import AsyncWebsocketConsumer
@@ -16,11 +17,20 @@ from django.conf import settings
 
 from arena import selectors, services
 from arena.generation import battle_group
+from arena.integrity import redact
 from arena.pacing import Pacer
 
 VOID_MESSAGE = (
     "One of the models could not finish its answer, so this battle is void and will not "
     "count. Start a new battle."
+)
+IDENTITY_QUESTION_NOTICE = (
+    "Asking a model who it is would unblind the battle, so this battle's vote will be recorded "
+    "but will not count toward the leaderboard."
+)
+IDENTITY_LEAK_NOTICE = (
+    "One of the answers named a model or its maker (hidden here), so this battle's vote will be "
+    "recorded but will not count toward the leaderboard."
 )
 TIMEOUT_MESSAGE = (
     "The answers took too long, so this battle is void and will not count. Start a new battle."
@@ -35,6 +45,9 @@ class BattleConsumer(AsyncWebsocketConsumer):
         self.pacer: Pacer | None = None
         self.ticker: asyncio.Task | None = None
         self.void = False
+        self.terms: tuple[str, ...] = ()
+        self.leak_noticed = False
+        self.question_noticed = False
         self.user = self.scope.get("user")
         if self.user is None or not self.user.is_authenticated:
             await self.close(code=4401)  # before accept: the handshake is refused
@@ -91,7 +104,11 @@ class BattleConsumer(AsyncWebsocketConsumer):
             await self._leave()
             raise
         turn = await database_sync_to_async(selectors.turn_sides)(battle_id=battle.pk, index=0)
+        self.terms = await database_sync_to_async(selectors.identity_terms)()
+        self.leak_noticed = False
         await self._send({"type": "battle", "battle": str(battle.pk), "turn": 0})
+        if any(f["reason"] == "identity_question" for f in battle.integrity_flags):
+            await self._notice("identity_question", IDENTITY_QUESTION_NOTICE)
         self._watch(turn)
 
     async def _follow_up(self, message: dict) -> None:
@@ -104,6 +121,12 @@ class BattleConsumer(AsyncWebsocketConsumer):
             battle_id=self.battle_id, index=turn.index
         )
         await self._send({"type": "turn", "turn": turn.index})
+        if (
+            turn.battle.integrity_flags
+            and any(f["reason"] == "identity_question" for f in turn.battle.integrity_flags)
+            and not self.question_noticed
+        ):
+            await self._notice("identity_question", IDENTITY_QUESTION_NOTICE)
         self._watch(sides)
 
     async def _vote(self, message: dict) -> None:
@@ -122,6 +145,14 @@ class BattleConsumer(AsyncWebsocketConsumer):
         side = self.sides.get(event["answer"])
         if side is not None and self.pacer is not None:
             self.pacer.feed(side, event["text"], seq=event.get("seq"))
+            if self.pacer.redactions and not self.leak_noticed:
+                self.leak_noticed = True
+                await database_sync_to_async(services.battle_flag)(
+                    battle_id=self.battle_id,
+                    reason="identity_leak",
+                    detail="an answer named a vendor or model",
+                )
+                await self._notice("identity_leak", IDENTITY_LEAK_NOTICE)
 
     async def answer_done(self, event: dict) -> None:
         side = self.sides.get(event["answer"])
@@ -137,7 +168,11 @@ class BattleConsumer(AsyncWebsocketConsumer):
         self.turn_id = turn.turn_id
         self.sides = turn.sides
         conf = settings.ARENA
-        self.pacer = Pacer(chars_per_tick=conf["PACE_CHARS"])
+        self.pacer = Pacer(
+            chars_per_tick=conf["PACE_CHARS"],
+            redact=partial(redact, terms=self.terms),
+            holdback=max((len(t) for t in self.terms), default=0),
+        )
         self.void = False
         self.ticker = asyncio.create_task(self._tick_loop(conf["PACE_TICK_MS"] / 1000))
 
@@ -162,6 +197,11 @@ class BattleConsumer(AsyncWebsocketConsumer):
                 await self._void(TIMEOUT_MESSAGE)
                 return
             await asyncio.sleep(period)
+
+    async def _notice(self, code: str, message: str) -> None:
+        if code == "identity_question":
+            self.question_noticed = True
+        await self._send({"type": "notice", "code": code, "message": message})
 
     async def _void(self, message: str) -> None:
         self.void = True

@@ -79,13 +79,18 @@ class DemoSeed:
 
 def _user(email: str, *, admin: bool) -> str:
     password = secrets.token_urlsafe(9)
+    from allauth.account.models import EmailAddress
+
     user = User.objects.filter(email=email).first()
     if user is None:
         create = User.objects.create_superuser if admin else User.objects.create_user
-        create(email, password)
+        user = create(email, password)
     else:
         user.set_password(password)
         user.save(update_fields=["password"])
+    EmailAddress.objects.update_or_create(
+        user=user, email=email, defaults={"verified": True, "primary": True}
+    )
     return password
 
 

@@ -8,6 +8,7 @@ nothing new both panes wait together, so a faster model never looks faster.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 SIDES = ("a", "b")
@@ -31,6 +32,12 @@ class Pacer:
     # When both sides have a big backlog, catch up so the rater is not kept waiting for text
     # that has already arrived: release at least backlog / catch_up_ticks per tick.
     catch_up_ticks: int = 40
+    # Redaction of names before anything is shown: text is held back by ``holdback``
+    # characters (the longest name) until its side is done, so a name is always whole in the
+    # buffer, and redacted, before any of it is released.
+    redact: Callable[[str], str] | None = None
+    holdback: int = 0
+    redactions: int = 0
     panes: dict[str, _Pane] = field(default_factory=lambda: {s: _Pane() for s in SIDES})
 
     def feed(self, side: str, text: str, seq: int | None = None) -> None:
@@ -41,6 +48,15 @@ class Pacer:
             pane.last_seq = seq
         if not pane.done:
             pane.text += text
+            if self.redact is not None:
+                unshown = pane.text[pane.shown :]
+                cleaned = self.redact(unshown)
+                if cleaned != unshown:
+                    self.redactions += 1
+                    pane.text = pane.text[: pane.shown] + cleaned
+
+    def _available(self, pane: _Pane) -> int:
+        return max(0, pane.backlog - (0 if pane.done else self.holdback))
 
     def finish(self, side: str) -> None:
         self.panes[side].done = True
@@ -59,15 +75,15 @@ class Pacer:
             return {s: "" for s in SIDES}
         waiting = [p for p in self.panes.values() if not p.done]
         if waiting:
-            step = min(p.backlog for p in waiting)
+            step = min(self._available(p) for p in waiting)
         else:
             step = max(p.backlog for p in self.panes.values())
-        live = [p.backlog for p in self.panes.values() if p.backlog > 0]
+        live = [self._available(p) for p in self.panes.values() if self._available(p) > 0]
         floor = max(self.chars_per_tick, -(-min(live, default=0) // self.catch_up_ticks))
         step = min(step, floor)
         out: dict[str, str] = {}
         for side, pane in self.panes.items():
-            n = min(step, pane.backlog)
+            n = min(step, self._available(pane))
             out[side] = pane.text[pane.shown : pane.shown + n]
             pane.shown += n
         return out

@@ -161,3 +161,14 @@ def replica_stats(*, model: ModelEntry, window: int = 200) -> list[ReplicaStats]
             )
         )
     return rows
+
+
+def identity_terms() -> tuple[str, ...]:
+    """Every name that would unblind a battle: the configured vendor and model names plus each
+    model's public name and model id."""
+    from django.conf import settings
+
+    terms = list(settings.INTEGRITY["IDENTITY_TERMS"])
+    for name, model_id in ModelEntry.objects.values_list("public_name", "model_id"):
+        terms += [name, model_id]
+    return tuple(sorted({t for t in terms if t and len(t) > 1}))

@@ -11,7 +11,7 @@ from datetime import datetime
 from django.conf import settings
 from django.core.exceptions import ValidationError
 from django.db import IntegrityError, transaction
-from django.db.models import F
+from django.db.models import Exists, F, OuterRef
 from django.utils import timezone
 
 from accounts.models import User
@@ -19,7 +19,8 @@ from arena import costs, dispatch
 from arena.backends.base import Backend, ChatRequest, Message
 from arena.backends.registry import backend_for, installed_kinds
 from arena.generation import StreamResult
-from arena.models import Answer, Battle, ModelEntry, Prompt, Turn, Vote
+from arena.integrity import asks_identity, reading_floor_ms
+from arena.models import Answer, Battle, ModelEntry, Prompt, Turn, Vote, VoteFlag
 from arena.prompt_import import ImportReport, parse_prompts
 from arena.text import prompt_hash, style_counts
 
@@ -160,12 +161,25 @@ def battle_start(
     battle_id: uuid.UUID | None = None,
     rng: random.Random | None = None,
 ) -> Battle:
+    from arena import gold
+
+    rater_may_battle(rater=rater)
     text = _clean_prompt_text(text)
     prompt = prompt_for_text(text=text, prompt_id=prompt_id)
     params = _shared_params()
-    model_a, model_b, probability = battle_pick_models(params=params, rng=rng)
-    params_check(models=[model_a, model_b], params=params)
+    item = gold.gold_claim(rater=rater, prompt=prompt)
+    if item is not None:
+        # A gold battle replays a known pair of answers; the rater cannot tell it apart.
+        model_a, model_b, probability = item.source.model_a, item.source.model_b, None
+        if (rng or random.SystemRandom()).random() < 0.5:
+            model_a, model_b = model_b, model_a
+    else:
+        model_a, model_b, probability = battle_pick_models(params=params, rng=rng)
+        params_check(models=[model_a, model_b], params=params)
     system_prompt = prompt.system_prompt or settings.ARENA["SYSTEM_PROMPT"]
+    findings = []
+    if asks_identity(text, settings.INTEGRITY["IDENTITY_QUESTIONS"]):
+        findings.append({"reason": "identity_question", "detail": "asked before generation"})
     battle = Battle.objects.create(
         id=battle_id or uuid.uuid4(),
         rater=rater,
@@ -175,10 +189,44 @@ def battle_start(
         system_prompt=system_prompt,
         params=params,
         sampling_probability=probability,
+        integrity_flags=findings,
+        gold=item,
     )
     Prompt.objects.filter(pk=prompt.pk).update(usage_count=F("usage_count") + 1)
     _create_turn(battle=battle, index=0, text=text)
     return battle
+
+
+def rater_may_battle(*, rater: User) -> None:
+    if rater.is_banned:
+        raise BattleError("banned", "Your account may not start battles.")
+    if (
+        settings.INTEGRITY["REQUIRE_VERIFIED_EMAIL_FOR_CROWD"]
+        and rater.rater_pool == User.Pool.CROWD
+        and not rater_email_verified(rater=rater)
+    ):
+        raise BattleError(
+            "email_unverified",
+            "Please confirm your email address first: follow the link we sent you (or ask for "
+            "a new one on your account's email page).",
+        )
+
+
+def rater_email_verified(*, rater: User) -> bool:
+    from allauth.account.models import EmailAddress
+
+    return EmailAddress.objects.filter(user=rater, verified=True).exists()
+
+
+def battle_flag(*, battle_id: object, reason: str, detail: str) -> bool:
+    """Note an integrity finding on a running battle, once per reason; True if it is new."""
+    with transaction.atomic():
+        battle = Battle.objects.select_for_update().get(pk=battle_id)
+        if any(f["reason"] == reason for f in battle.integrity_flags):
+            return False
+        battle.integrity_flags = [*battle.integrity_flags, {"reason": reason, "detail": detail}]
+        battle.save(update_fields=["integrity_flags"])
+        return True
 
 
 def _battle_of(*, battle_id: object, rater: User, lock: bool = False) -> Battle:
@@ -208,6 +256,7 @@ def _require_ready(battle: Battle, action: str) -> None:
 
 @transaction.atomic
 def battle_follow_up(*, battle_id: object, rater: User, text: object) -> Turn:
+    rater_may_battle(rater=rater)
     text = _clean_prompt_text(text)
     battle = _battle_of(battle_id=battle_id, rater=rater, lock=True)
     _require_ready(battle, "send a follow-up")
@@ -217,7 +266,14 @@ def battle_follow_up(*, battle_id: object, rater: User, text: object) -> Turn:
             "too_many_turns", f"A battle has at most {index} turns. Vote, or start a new battle."
         )
     battle.status = Battle.Status.GENERATING
-    battle.save(update_fields=["status"])
+    if asks_identity(text, settings.INTEGRITY["IDENTITY_QUESTIONS"]) and not any(
+        f["reason"] == "identity_question" for f in battle.integrity_flags
+    ):
+        battle.integrity_flags = [
+            *battle.integrity_flags,
+            {"reason": "identity_question", "detail": f"asked in turn {index + 1}"},
+        ]
+    battle.save(update_fields=["status", "integrity_flags"])
     return _create_turn(battle=battle, index=index, text=text)
 
 
@@ -303,8 +359,11 @@ def answer_claim(*, answer_id: int) -> GenerationJob | None:
     answer.started_at = timezone.now()
     answer.save(update_fields=["status", "started_at"])
     model = answer.model
+    from arena import gold
+
+    replay = gold.replay_backend(answer=answer)
     try:
-        backend = backend_for(model.backend, model.backend_settings)
+        backend = replay or backend_for(model.backend, model.backend_settings)
     except LookupError as exc:
         answer.status = Answer.Status.ERROR
         answer.error_kind = "bad_request"
@@ -369,6 +428,8 @@ def _side_record(battle: Battle, side: str) -> dict:
 
 
 def vote_cast(*, battle_id: object, rater: User, choice: object) -> Vote:
+    """Record the rater's verdict. Every vote is kept; the reasons it may not count are
+    recorded beside it as VoteFlag rows, never by changing or dropping the vote."""
     if choice not in Vote.Choice.values:
         raise BattleError(
             "unknown_choice",
@@ -376,12 +437,17 @@ def vote_cast(*, battle_id: object, rater: User, choice: object) -> Vote:
         )
     try:
         with transaction.atomic():
+            # Lock order: rater, battle, prompt. Locking the rater serialises one rater's
+            # votes (daily cap, two tabs); locking the prompt serialises its cap count.
+            rater = User.objects.select_for_update().get(pk=rater.pk)
+            if rater.is_banned:
+                raise BattleError("banned", "Your account may not vote.")
             battle = _battle_of(battle_id=battle_id, rater=rater, lock=True)
             _require_ready(battle, "vote")
+            prompt = Prompt.objects.select_for_update().get(pk=battle.prompt_id)
             last_turn = battle.turns.order_by("-index").first()
             now = timezone.now()
             decision_ms = max(0, int((now - last_turn.shown_at).total_seconds() * 1000))
-            prompt = battle.prompt
             vote = Vote.objects.create(
                 battle=battle,
                 rater=rater,
@@ -401,12 +467,86 @@ def vote_cast(*, battle_id: object, rater: User, choice: object) -> Vote:
                 side_b=_side_record(battle, Answer.Side.B),
                 sampling_probability=battle.sampling_probability,
             )
+            VoteFlag.objects.bulk_create(
+                VoteFlag(vote=vote, reason=reason, detail=detail)
+                for reason, detail in _vote_findings(vote=vote, battle=battle, rater=rater)
+            )
             battle.status = Battle.Status.VOTED
             battle.save(update_fields=["status"])
     except IntegrityError:
         # The unique constraint caught a second vote racing past the status check.
         raise BattleError("already_voted", "This battle has already been voted on.") from None
     return vote
+
+
+def _counted_votes():
+    """Votes that are real and not excluded by an unlifted flag."""
+    return Vote.objects.filter(simulated=False).exclude(
+        Exists(
+            VoteFlag.objects.filter(vote=OuterRef("pk"), action=VoteFlag.Action.FLAG).exclude(
+                reviews__action=VoteFlag.Action.LIFT
+            )
+        )
+    )
+
+
+def _vote_findings(*, vote: Vote, battle: Battle, rater: User) -> list[tuple[str, str]]:
+    """Every reason this vote should not count, with a detail for the reviewing admin."""
+    conf = settings.INTEGRITY
+    findings: list[tuple[str, str]] = [
+        (f["reason"], f.get("detail", "")) for f in battle.integrity_flags or []
+    ]
+    answers = list(Answer.objects.filter(turn__battle=battle).order_by("turn__index", "side"))
+    chars = sum(len(a.text) for a in answers)
+    floor = reading_floor_ms(
+        chars, chars_per_s=conf["READING_CHARS_PER_S"], min_ms=conf["READING_MIN_MS"]
+    )
+    if vote.decision_ms < floor:
+        findings.append(
+            (
+                "too_fast",
+                f"voted after {vote.decision_ms} ms; reading {chars} "
+                f"characters needs at least {floor} ms",
+            )
+        )
+    texts: dict[int, dict[str, str]] = {}
+    for a in answers:
+        texts.setdefault(a.turn_id, {})[a.side] = a.text.strip()
+    if any(t.get("a") == t.get("b") for t in texts.values()) and not any(
+        r == "identical_answers" for r, _ in findings
+    ):
+        findings.append(("identical_answers", "both sides gave the same text"))
+    others = _counted_votes().exclude(pk=vote.pk)
+    earlier = others.filter(prompt_hash=vote.prompt_hash).count()
+    if earlier >= conf["PROMPT_BATTLE_CAP"]:
+        findings.append(
+            (
+                "prompt_cap",
+                f"{earlier} counted votes on this prompt already; "
+                f"the cap is {conf['PROMPT_BATTLE_CAP']}",
+            )
+        )
+    mine = others.filter(prompt_hash=vote.prompt_hash, rater=rater).count()
+    if mine >= conf["RATER_PROMPT_REUSE_CAP"]:
+        findings.append(
+            (
+                "prompt_cap",
+                f"the rater used this prompt in {mine} counted votes "
+                f"already; the cap is {conf['RATER_PROMPT_REUSE_CAP']}",
+            )
+        )
+    day_start = vote.created_at.replace(hour=0, minute=0, second=0, microsecond=0)
+    today = others.filter(rater=rater, created_at__gte=day_start).count()
+    if today >= conf["DAILY_VOTE_CAP"]:
+        findings.append(
+            ("daily_cap", f"{today} counted votes today; the cap is {conf['DAILY_VOTE_CAP']}")
+        )
+    from arena import gold
+
+    answered, agreed = gold.rater_agreement(rater=rater)
+    if answered >= conf["GOLD_MIN_ANSWERED"] and agreed / answered < conf["GOLD_MIN_AGREEMENT"]:
+        findings.append(("low_agreement", f"agreed on {agreed} of {answered} gold battles"))
+    return findings
 
 
 # Prompts ------------------------------------------------------------------------------------
@@ -455,3 +595,54 @@ def prompts_import(*, data: bytes, filename: str) -> ImportReport:
 def prompts_set_active(*, prompt_ids: list[int], active: bool) -> int:
     """Offer (or stop offering) curated prompts; returns how many changed."""
     return Prompt.objects.filter(pk__in=prompt_ids).exclude(active=active).update(active=active)
+
+
+# Raters and flags -----------------------------------------------------------------------------
+
+
+@transaction.atomic
+def rater_ban(*, rater: User, by: User | None, reason: str) -> int:
+    """Ban a rater: their future votes are refused and every past vote is flagged
+    ``banned_rater``; nothing is deleted. Returns how many votes were flagged."""
+    rater = User.objects.select_for_update().get(pk=rater.pk)
+    if rater.banned_at is None:
+        rater.banned_at = timezone.now()
+        rater.ban_reason = reason[:300]
+        rater.save(update_fields=["banned_at", "ban_reason"])
+    already = VoteFlag.objects.filter(reason="banned_rater", action="flag").values("vote_id")
+    votes = Vote.objects.filter(rater=rater).exclude(pk__in=already)
+    flags = [
+        VoteFlag(vote=v, reason="banned_rater", detail=reason[:300], created_by=by) for v in votes
+    ]
+    VoteFlag.objects.bulk_create(flags)
+    return len(flags)
+
+
+@transaction.atomic
+def rater_unban(*, rater: User) -> None:
+    """Future votes count again; past flags stay until an admin lifts them."""
+    User.objects.filter(pk=rater.pk).update(banned_at=None, ban_reason="")
+
+
+def vote_flag(*, vote: Vote, by: User, reason: str = "admin", detail: str = "") -> VoteFlag:
+    if reason not in VoteFlag.Reason.values:
+        raise ValidationError(f"Unknown flag reason {reason!r}.")
+    return VoteFlag.objects.create(vote=vote, reason=reason, detail=detail, created_by=by)
+
+
+def flag_review(*, flag: VoteFlag, by: User, action: str, note: str) -> VoteFlag:
+    """Confirm or lift a flag; the review is itself a recorded row and the flag is unchanged."""
+    if action not in (VoteFlag.Action.CONFIRM, VoteFlag.Action.LIFT):
+        raise ValidationError("A review either confirms or lifts a flag.")
+    if flag.action != VoteFlag.Action.FLAG:
+        raise ValidationError("Only a flag can be reviewed, not a review.")
+    if not note.strip():
+        raise ValidationError("Say why, in a note.")
+    return VoteFlag.objects.create(
+        vote_id=flag.vote_id,
+        reason=flag.reason,
+        action=action,
+        review_of=flag,
+        detail=note.strip(),
+        created_by=by,
+    )

@@ -124,7 +124,9 @@ PASSWORD_HASHERS = env.list(
 ACCOUNT_USER_MODEL_USERNAME_FIELD = None
 ACCOUNT_LOGIN_METHODS = {"email"}
 ACCOUNT_SIGNUP_FIELDS = ["email*", "password1*", "password2*"]
-ACCOUNT_EMAIL_VERIFICATION = env.str("ACCOUNT_EMAIL_VERIFICATION", default="none")
+# "optional": signing in works at once, but crowd raters battle only once their address is
+# confirmed (INTEGRITY["REQUIRE_VERIFIED_EMAIL_FOR_CROWD"]).
+ACCOUNT_EMAIL_VERIFICATION = env.str("ACCOUNT_EMAIL_VERIFICATION", default="optional")
 ACCOUNT_LOGOUT_ON_GET = False
 LOGIN_REDIRECT_URL = "/"
 LOGIN_URL = "/accounts/login/"
@@ -228,6 +230,67 @@ SAMPLING = {
     "floor": env.float("SAMPLING_FLOOR", default=0.2),
     "boost_votes": env.int("SAMPLING_BOOST_VOTES", default=300),
     "boost": env.float("SAMPLING_BOOST", default=1.0),
+}
+
+# Integrity: what makes a vote not count. Every exclusion is a recorded VoteFlag.
+INTEGRITY = {
+    # Reading-time floor: (characters of both answers) / READING_CHARS_PER_S, at least
+    # READING_MIN_MS; a faster vote is flagged too_fast.
+    "READING_CHARS_PER_S": env.float("INTEGRITY_READING_CHARS_PER_S", default=150.0),
+    "READING_MIN_MS": env.int("INTEGRITY_READING_MIN_MS", default=2000),
+    "DAILY_VOTE_CAP": env.int("INTEGRITY_DAILY_VOTE_CAP", default=200),
+    "PROMPT_BATTLE_CAP": env.int("INTEGRITY_PROMPT_BATTLE_CAP", default=50),
+    "RATER_PROMPT_REUSE_CAP": env.int("INTEGRITY_RATER_PROMPT_REUSE_CAP", default=2),
+    "REQUIRE_VERIFIED_EMAIL_FOR_CROWD": env.bool("INTEGRITY_REQUIRE_VERIFIED_EMAIL", default=True),
+    "GOLD_SHARE": env.float("INTEGRITY_GOLD_SHARE", default=0.05),
+    "GOLD_MIN_ANSWERED": env.int("INTEGRITY_GOLD_MIN_ANSWERED", default=5),
+    "GOLD_MIN_AGREEMENT": env.float("INTEGRITY_GOLD_MIN_AGREEMENT", default=0.6),
+    # Matched case-insensitively on word boundaries, with every model's public name and id.
+    "IDENTITY_TERMS": env.list(
+        "INTEGRITY_IDENTITY_TERMS",
+        default=[
+            "Claude",
+            "Anthropic",
+            "GPT",
+            "ChatGPT",
+            "OpenAI",
+            "Gemini",
+            "Google",
+            "Grok",
+            "xAI",
+            "Llama",
+            "Meta",
+            "Mistral",
+            "Qwen",
+            "DeepSeek",
+        ],
+    ),
+    # Prompts asking a model who it is, in English, Chinese, Spanish, French, German, Japanese.
+    "IDENTITY_QUESTIONS": [
+        r"\b(what|which)\s+(ai\s+|language\s+)?model\s+(are|is)\s+(you|this)\b",
+        r"\bwho\s+(made|created|built|trained|developed)\s+you\b",
+        r"\bwho\s+are\s+you\b",
+        r"\bwhat\s+is\s+your\s+name\b",
+        r"\bare\s+you\s+(gpt|claude|gemini|llama)",
+        r"你是谁",
+        r"你是什么模型",
+        r"谁(开发|训练|创造|制造)了你",
+        r"你叫什么",
+        r"qui[ée]n\s+eres",
+        r"qu[ée]\s+modelo\s+eres",
+        r"qui[ée]n\s+te\s+(cre[óo]|entren[óo]|hizo)",
+        r"qui\s+es[- ]tu",
+        r"quel\s+mod[èe]le\s+es[- ]tu",
+        r"qui\s+t['’]a\s+(cr[ée]{2}|entra[îi]n[ée])",
+        r"wer\s+bist\s+du",
+        r"welches\s+modell\s+bist\s+du",
+        r"wer\s+hat\s+dich\s+(erstellt|trainiert|entwickelt|gemacht)",
+        r"あなたは誰",
+        r"あなたはだれ",
+        r"何のモデル",
+        r"どのモデル",
+        r"誰が(あなたを)?(作|開発|訓練)",
+    ],
 }
 
 LOGGING = {

@@ -6,19 +6,28 @@ from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import render
 from django.views.decorators.http import require_GET
 
-from arena import selectors
+from arena import gold, selectors, services
 
 
 @login_required
 @require_GET
 def arena_page(request: HttpRequest) -> HttpResponse:
-    return render(request, "arena/arena.html", {"max_chars": settings.ARENA["PROMPT_MAX_CHARS"]})
+    try:
+        services.rater_may_battle(rater=request.user)
+        blocked = ""
+    except services.BattleError as exc:
+        blocked = exc.message
+    return render(
+        request,
+        "arena/arena.html",
+        {"max_chars": settings.ARENA["PROMPT_MAX_CHARS"], "blocked": blocked},
+    )
 
 
 @login_required
 @require_GET
 def random_prompt(request: HttpRequest) -> JsonResponse:
-    prompt = selectors.prompt_random()
+    prompt = gold.gold_draw(rater=request.user) or selectors.prompt_random()
     if prompt is None:
         return JsonResponse({"error": "No curated prompts are available yet."}, status=404)
     return JsonResponse({"id": prompt.pk, "text": prompt.text, "category": prompt.category})

@@ -6,9 +6,9 @@ from dataclasses import dataclass
 from datetime import datetime
 
 import numpy as np
-from django.db.models import Q
+from django.db.models import Exists, OuterRef, Q
 
-from arena.models import ModelEntry, Vote
+from arena.models import ModelEntry, Vote, VoteFlag
 from ranking.compute import VoteArrays
 from ranking.logs import Record, arrays_from_records
 from ranking.models import LeaderboardRow, LeaderboardSnapshot
@@ -17,10 +17,18 @@ STYLE_KEYS = ("output_tokens", "style__headers", "style__list_items", "style__bo
 
 
 def exclusion_rules(*, include_simulated: bool) -> list[tuple[str, Q]]:
-    """Why a vote in the log does not count, in order; the first matching reason is reported."""
+    """Why a vote in the log does not count, in order; the first matching reason is reported.
+
+    A vote is excluded by each VoteFlag on it that an admin has not lifted.
+    """
     rules: list[tuple[str, Q]] = []
     if not include_simulated:
         rules.append(("simulated", Q(simulated=True)))
+    for reason in VoteFlag.Reason.values:
+        open_flags = VoteFlag.objects.filter(
+            vote=OuterRef("pk"), reason=reason, action=VoteFlag.Action.FLAG
+        ).exclude(reviews__action=VoteFlag.Action.LIFT)
+        rules.append((reason, Q(Exists(open_flags))))
     return rules
 
 
@@ -37,7 +45,9 @@ def vote_arrays(*, cutoff: datetime, include_simulated: bool) -> LoadedVotes:
     excluded: dict[str, int] = {}
     seen = Q(pk__in=[])
     for reason, rule in exclusion_rules(include_simulated=include_simulated):
-        excluded[reason] = votes.filter(rule).exclude(seen).count()
+        count = votes.filter(rule).exclude(seen).count()
+        if count:
+            excluded[reason] = count
         seen |= rule
     names = dict(ModelEntry.objects.values_list("pk", "public_name"))
     fields = [

@@ -33,8 +33,13 @@ def _fast_pacing(settings):
     settings.ARENA = {**settings.ARENA, "PACE_TICK_MS": 2, "PACE_CHARS": 60, "TURN_DEADLINE_S": 30}
 
 
-def make_user(email: str, **extra) -> User:
-    return User.objects.create_user(email, PASSWORD, **extra)
+def make_user(email: str, *, verified: bool = True, **extra) -> User:
+    """A rater; crowd raters need a verified email to battle, so by default they have one."""
+    from allauth.account.models import EmailAddress
+
+    user = User.objects.create_user(email, PASSWORD, **extra)
+    EmailAddress.objects.create(user=user, email=user.email, verified=verified, primary=True)
+    return user
 
 
 @pytest.fixture

@@ -23,6 +23,58 @@ def battle_models(transactional_db):
     return make_two_models(prefix=HOSTILE)
 
 
+def confirmation_link(server: str, email: str) -> str:
+    import re
+    import time
+
+    from tests.conftest import ROOT
+
+    log = ROOT / "var" / "test-daphne.log"
+    pattern = re.compile(re.escape(server) + r"/accounts/confirm-email/[^/\s]+/")
+    for _ in range(200):  # the mail is written as the sign-up response goes out
+        found = pattern.findall(log.read_text(errors="replace"))
+        if found and email in log.read_text(errors="replace"):
+            return found[-1]
+        time.sleep(0.05)
+    raise AssertionError(f"no confirmation mail for {email} in {log}")
+
+
+def sign_in(page, server: str, email: str) -> None:
+    from tests.conftest import PASSWORD
+
+    page.goto(server + "/accounts/login/")
+    page.fill("input[name=login]", email)
+    page.fill("input[name=password]", PASSWORD)
+    page.click("main button[type=submit]")
+    page.wait_for_selector("#arena[data-connected=true]")
+
+
+def test_identity_question_is_flagged_up_front_and_no_name_shows_before_the_vote(
+    asgi_server, browser_page, battle_models
+):
+    from tests.conftest import make_user
+
+    make_user("erin@example.com")
+    page = browser_page
+    frames: list[str] = []
+    page.on("websocket", lambda ws: ws.on("framereceived", lambda f: frames.append(str(f))))
+    sign_in(page, asgi_server, "erin@example.com")
+    page.fill("#prompt", "What model are you, and who made you?")
+    page.click("#send")
+    expect(page.locator("#integrity")).to_contain_text("will not count")
+    page.wait_for_selector("#arena[data-state=ready]")
+    shown = (page.inner_text("#pane-a") + page.inner_text("#pane-b") + "\n".join(frames)).lower()
+    for secret in identity_strings(*battle_models):
+        assert secret.lower() not in shown
+    page.click(".intro")
+    page.keyboard.press("3")
+    page.wait_for_selector("#arena[data-state=voted]")
+    from arena.models import Vote
+
+    vote = Vote.objects.get()
+    assert set(vote.flags.values_list("reason", flat=True)) >= {"identity_question"}
+
+
 def test_rater_signs_up_battles_votes_by_keyboard_and_sees_the_reveal(
     asgi_server, browser_page, battle_models
 ):
@@ -41,6 +93,13 @@ def test_rater_signs_up_battles_votes_by_keyboard_and_sees_the_reveal(
     page.fill("input[name=password1]", "a-long-unusual-passphrase-42")
     page.fill("input[name=password2]", "a-long-unusual-passphrase-42")
     page.click("button[type=submit]")
+    # Crowd raters battle once their address is confirmed: follow the emailed link (the
+    # console mail backend writes it to the server's log).
+    expect(page.locator("#blocked")).to_contain_text("confirm your email")
+    page.goto(confirmation_link(asgi_server, "carol@example.com"))
+    page.click("main button[type=submit]")
+    page.goto(asgi_server + "/")
+    expect(page.locator("#blocked")).to_have_count(0)
     page.wait_for_selector("#arena[data-connected=true]")
 
     page.click("#random-prompt")

@@ -8,6 +8,7 @@
   var panes = { a: document.getElementById("pane-a"), b: document.getElementById("pane-b") };
   var reveals = { a: document.getElementById("reveal-a"), b: document.getElementById("reveal-b") };
   var notice = document.getElementById("notice");
+  var integrity = document.getElementById("integrity");
   var form = document.getElementById("prompt-form");
   var box = document.getElementById("prompt");
   var counter = document.getElementById("counter");
@@ -41,6 +42,8 @@
 
   function clearPanes() {
     turns = [];
+    integrity.hidden = true;
+    integrity.textContent = "";
     ["a", "b"].forEach(function (s) {
       panes[s].textContent = "";
       reveals[s].hidden = true;
@@ -105,6 +108,12 @@
       case "turn_complete":
         setState("ready");
         showNotice("Both answers are complete. Vote, or send a follow-up to both models.", "info");
+        break;
+      case "notice":
+        // This battle's vote will not count (identity question or leak): say so before the vote.
+        integrity.textContent = msg.message;
+        integrity.dataset.code = msg.code;
+        integrity.hidden = false;
         break;
       case "void":
         setState("void");

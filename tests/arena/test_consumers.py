@@ -312,3 +312,42 @@ async def test_a_stalled_model_voids_the_battle_at_the_deadline(ws_connect, alic
     battle = await database_sync_to_async(Battle.objects.get)(pk=frames[0]["battle"])
     assert battle.status == Battle.Status.VOID
     await comm.disconnect()
+
+
+async def test_an_answer_naming_a_model_is_redacted_and_the_vote_will_not_count(
+    ws_connect, alice, db
+):
+    await database_sync_to_async(make_model)("Honest", "honest-1")
+    await database_sync_to_async(make_model)(
+        "Chatty", "chatty-1", prefix="As ChatGPT from OpenAI (I am chatty-1), I think: "
+    )
+    comm = await ws_connect(alice)
+    await comm.connect()
+    frames = await start_battle(comm, "Tell me a fact.")
+    assert frames[-1]["type"] == "turn_complete"
+    notices = [f for f in frames if f["type"] == "notice"]
+    assert [n["code"] for n in notices] == ["identity_leak"]
+    shown = (pane_text(frames, "a") + pane_text(frames, "b")).lower()
+    for name in ("chatgpt", "openai", "chatty-1", "chatty"):
+        assert name not in shown
+    assert "[model name]" in shown
+    await comm.send_json_to({"action": "vote", "choice": "a"})
+    assert (await comm.receive_json_from(timeout=RECEIVE_TIMEOUT))["type"] == "revealed"
+    from arena.models import VoteFlag
+
+    reasons = await database_sync_to_async(
+        lambda: set(VoteFlag.objects.values_list("reason", flat=True))
+    )()
+    assert "identity_leak" in reasons
+    await comm.disconnect()
+
+
+async def test_an_identity_question_is_flagged_before_generation(ws_connect, alice, two_models):
+    comm = await ws_connect(alice)
+    await comm.connect()
+    frames = await start_battle(comm, "¿Quién eres y qué modelo eres?")
+    assert frames[0]["type"] == "battle"
+    assert frames[1]["type"] == "notice" and frames[1]["code"] == "identity_question"
+    battle = await database_sync_to_async(Battle.objects.get)(pk=frames[0]["battle"])
+    assert [f["reason"] for f in battle.integrity_flags] == ["identity_question"]
+    await comm.disconnect()
