@@ -15,6 +15,7 @@ from channels.db import database_sync_to_async
 from channels.generic.websocket import AsyncWebsocketConsumer
 from django.conf import settings
 
+from accounts import ratelimits
 from arena import selectors, services
 from arena.generation import battle_group
 from arena.integrity import redact
@@ -85,6 +86,8 @@ class BattleConsumer(AsyncWebsocketConsumer):
             await self._error(exc.code, exc.message)
 
     async def _start(self, message: dict) -> None:
+        if limited := await ratelimits.check_websocket("battle_start", self.scope):
+            return await self._send(limited.frame())  # first, so a refusal writes nothing
         prompt_id = message.get("prompt_id")
         if prompt_id is not None and not isinstance(prompt_id, int):
             prompt_id = None
@@ -112,6 +115,8 @@ class BattleConsumer(AsyncWebsocketConsumer):
         self._watch(turn)
 
     async def _follow_up(self, message: dict) -> None:
+        if limited := await ratelimits.check_websocket("follow_up", self.scope):
+            return await self._send(limited.frame())
         if self.battle_id is None:
             raise services.BattleError("no_battle", "Start a battle first.")
         turn = await database_sync_to_async(services.battle_follow_up)(
@@ -130,6 +135,8 @@ class BattleConsumer(AsyncWebsocketConsumer):
         self._watch(sides)
 
     async def _vote(self, message: dict) -> None:
+        if limited := await ratelimits.check_websocket("vote", self.scope):
+            return await self._send(limited.frame())
         battle_id = message.get("battle") or self.battle_id
         if battle_id is None:
             raise services.BattleError("no_battle", "Start a battle first.")

@@ -293,6 +293,42 @@ INTEGRITY = {
     ],
 }
 
+# Rate limits (accounts/ratelimits.py), per account ("user") and per network ("network": IPv4
+# /24, IPv6 /64), as "count/period" with period s, m, h or d, optionally multiplied ("5/5m").
+# Each is overridable as RATELIMIT_<ACTION>_<SCOPE>, e.g. RATELIMIT_VOTE_USER=20/m; an empty
+# value switches that limit off. On sign-in and password reset "user" is the address typed in.
+_RATELIMIT_DEFAULTS = {
+    "battle_start": {"user": "30/m", "network": "120/m"},
+    "follow_up": {"user": "30/m", "network": "120/m"},
+    "vote": {"user": "30/m", "network": "120/m"},
+    # Compare mode does not exist yet; its limit is here so it is guarded from day one.
+    "compare_run": {"user": "10/m", "network": "40/m"},
+    "signup": {"network": "10/h"},
+    # At or below allauth's own failed-sign-in limits (10/m per address, 5 per 5 minutes per
+    # account), so ours, which carry Retry-After, are the ones people meet.
+    "login": {"user": "5/5m", "network": "10/m"},
+    "password_reset": {"user": "3/h", "network": "5/h"},
+}
+RATELIMITS = {
+    action: {
+        scope: env.str(f"RATELIMIT_{action.upper()}_{scope.upper()}", default=rate) or None
+        for scope, rate in scopes.items()
+    }
+    for action, scopes in _RATELIMIT_DEFAULTS.items()
+}
+RATELIMIT_USE_CACHE = "default"
+# The client address is the peer's (REMOTE_ADDR, the websocket's scope "client") unless a proxy
+# we run sets this header, given as in request.META (e.g. HTTP_X_FORWARDED_FOR). Every proxy
+# appends the address it received from: the entry TRUSTED_PROXY_COUNT from the right is the
+# one our outermost proxy wrote; anything left of it came from the client and is ignored.
+TRUSTED_PROXY_HEADER = env.str("TRUSTED_PROXY_HEADER", default="") or None
+TRUSTED_PROXY_COUNT = env.int("TRUSTED_PROXY_COUNT", default=1)
+# allauth keeps limits of its own (failed sign-ins); it must see the same client address.
+if TRUSTED_PROXY_HEADER == "HTTP_X_FORWARDED_FOR":
+    ALLAUTH_TRUSTED_PROXY_COUNT = TRUSTED_PROXY_COUNT
+elif TRUSTED_PROXY_HEADER:
+    ALLAUTH_TRUSTED_CLIENT_IP_HEADER = TRUSTED_PROXY_HEADER.removeprefix("HTTP_").replace("_", "-")
+
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,

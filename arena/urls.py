@@ -1,8 +1,10 @@
 from __future__ import annotations
 
+from allauth.account import views as account_views
 from django.contrib import admin
 from django.urls import include, path
 
+from accounts.ratelimits import limit_view
 from arena import views
 from ranking import views as ranking_views
 
@@ -16,6 +18,18 @@ urlpatterns = [
         "leaderboard/<int:snapshot_id>.json", ranking_views.leaderboard_json, name="snapshot-json"
     ),
     path("leaderboard/<int:snapshot_id>.csv", ranking_views.leaderboard_csv, name="snapshot-csv"),
+    # allauth's own paths and names, rate-limited; listed first, so they win over include().
+    path("accounts/signup/", limit_view("signup")(account_views.signup), name="account_signup"),
+    path("accounts/login/", limit_view("login")(account_views.login), name="account_login"),
+    path(
+        "accounts/password/reset/",
+        limit_view("password_reset")(account_views.password_reset),
+        name="account_reset_password",
+    ),
     path("accounts/", include("allauth.urls")),
     path("admin/", admin.site.urls),
 ]
+
+# Our rate limits raise Ratelimited (a PermissionDenied); allauth's call handler429 directly.
+handler403 = "accounts.views.permission_denied"
+handler429 = "accounts.views.rate_limited"

@@ -160,7 +160,8 @@ def test_database_refuses_update_and_delete_of_votes(alice, two_models):
     with pytest.raises(DatabaseError, match="append-only"), transaction.atomic():
         Vote.objects.update(choice="b")
     with pytest.raises(DatabaseError, match="append-only"), transaction.atomic():
-        Vote.objects.all().delete()
+        with connection.cursor() as cursor:  # past the ORM, which protects flagged votes
+            cursor.execute("DELETE FROM arena_vote")
     assert Vote.objects.get().choice == "a"
 
 

@@ -1,0 +1,271 @@
+"""Rate limits per account and per network, counted in the cache every process shares.
+
+One set of rates (``settings.RATELIMITS``), two counters: django-ratelimit guards the allauth
+views (``limit_view``, applied in arena/urls.py) and ``check`` guards websocket actions, which
+have no request to decorate. Both count in ``settings.RATELIMIT_USE_CACHE``: with Redis every
+web process sees the same counts, and its ``INCR`` loses none when processes race.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import math
+import re
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from functools import wraps
+from typing import Any
+
+from asgiref.sync import sync_to_async
+from django.conf import settings
+from django.core.cache import caches
+from django.http import HttpRequest, HttpResponse
+from django_ratelimit.core import get_usage
+from django_ratelimit.decorators import ratelimit
+
+View = Callable[..., HttpResponse]
+Address = ipaddress.IPv4Address | ipaddress.IPv6Address
+
+IPV4_PREFIX = 24
+IPV6_PREFIX = 64
+# A counter outlives its window by this much, so no increment meets a key that just expired.
+EXPIRY_MARGIN_S = 5
+
+LABELS = {
+    "battle_start": "battles started",
+    "follow_up": "follow-up messages",
+    "vote": "votes",
+    "compare_run": "compare runs",
+    "signup": "sign-ups",
+    "login": "sign-in attempts",
+    "password_reset": "password reset requests",
+}
+
+_RATE = re.compile(r"^\s*(\d+)\s*/\s*(\d*)\s*([smhd])\s*$")
+_PERIODS = {"s": 1, "m": 60, "h": 3600, "d": 86400}
+
+
+@dataclass(frozen=True)
+class Limited:
+    """A refused action: which limit refused it and how long until its window resets."""
+
+    action: str
+    scope: str  # "user" or "network"
+    retry_after: int  # whole seconds, at least 1
+
+    @property
+    def message(self) -> str:
+        who = "for this account" if self.scope == "user" else "from your network"
+        unit = "second" if self.retry_after == 1 else "seconds"
+        what = LABELS.get(self.action, "requests")
+        return f"Too many {what} {who}. Try again in {self.retry_after} {unit}."
+
+    def frame(self) -> dict[str, Any]:
+        """The websocket error frame for this refusal."""
+        return {
+            "type": "error",
+            "code": "rate_limited",
+            "message": self.message,
+            "retry_after": self.retry_after,
+        }
+
+
+def parse_rate(rate: str) -> tuple[int, int]:
+    """``"30/m"`` -> (30, 60); ``"5/5m"`` -> (5, 300). The format django-ratelimit reads."""
+    match = _RATE.match(rate)
+    if match is None:
+        raise ValueError(f"A rate looks like '30/m' or '5/5m', not {rate!r}.")
+    count, multiple, unit = match.groups()
+    return int(count), int(multiple or 1) * _PERIODS[unit]
+
+
+# Addresses -----------------------------------------------------------------------------------
+
+
+def _parse_ip(text: str) -> Address | None:
+    text = text.strip()
+    # Some proxies write the port too: "203.0.113.7:5678", "[2001:db8::1]:443".
+    if text.startswith("["):
+        text = text[1:].split("]", 1)[0]
+    elif text.count(":") == 1:
+        text = text.split(":", 1)[0]
+    try:
+        return ipaddress.ip_address(text)
+    except ValueError:
+        return None
+
+
+def client_address(peer: str | None, forwarded: str | None) -> str | None:
+    """The client's address: from the trusted proxy header when one is configured and present,
+    else the peer's. ``forwarded`` is that header's value, ignored unless it is trusted."""
+    if settings.TRUSTED_PROXY_HEADER and forwarded:
+        entries = [e for e in forwarded.split(",") if e.strip()]
+        if entries:
+            # Only the right-most TRUSTED_PROXY_COUNT entries were written by our proxies; the
+            # one furthest left of those is what the outermost saw. Fewer entries: the request
+            # skipped a proxy, and the left-most is still the best we have.
+            count = max(1, settings.TRUSTED_PROXY_COUNT)
+            ip = _parse_ip(entries[-min(count, len(entries))])
+            if ip is not None:
+                return str(ip)
+    ip = _parse_ip(peer or "")
+    return str(ip) if ip is not None else None
+
+
+def network_of(address: str | None) -> str | None:
+    """The network an address is limited as: its IPv4 /24 or IPv6 /64 (one customer's
+    allocation, which the owner can spread requests over freely)."""
+    ip = _parse_ip(address or "")
+    if ip is None:
+        return None
+    if isinstance(ip, ipaddress.IPv6Address) and ip.ipv4_mapped is not None:
+        ip = ip.ipv4_mapped  # a dual-stack socket's view of an IPv4 client
+    prefix = IPV4_PREFIX if ip.version == 4 else IPV6_PREFIX
+    return str(ipaddress.ip_network(f"{ip}/{prefix}", strict=False))
+
+
+def request_address(request: HttpRequest) -> str | None:
+    header = settings.TRUSTED_PROXY_HEADER
+    forwarded = request.META.get(header) if header else None
+    return client_address(request.META.get("REMOTE_ADDR"), forwarded)
+
+
+def scope_address(scope: dict[str, Any]) -> str | None:
+    """The client address of an ASGI connection (a websocket has no request.META)."""
+    forwarded = None
+    if settings.TRUSTED_PROXY_HEADER:
+        wire = settings.TRUSTED_PROXY_HEADER.removeprefix("HTTP_").replace("_", "-").lower()
+        # Repeated header lines form one list, in order, as request.META would join them.
+        values = [
+            v.decode("latin-1") for k, v in scope.get("headers", []) if k.lower() == wire.encode()
+        ]
+        forwarded = ",".join(values) or None
+    client = scope.get("client")
+    return client_address(client[0] if client else None, forwarded)
+
+
+# The websocket limiter -----------------------------------------------------------------------
+
+
+def _hit(key: str, period: int) -> int:
+    """Count one more in ``key`` and return the count. On Redis add is SET NX and incr is
+    INCRBY, each atomic, so processes racing on one key never lose a count."""
+    cache = caches[settings.RATELIMIT_USE_CACHE]
+    cache.add(key, 0, timeout=period + EXPIRY_MARGIN_S)
+    try:
+        return cache.incr(key)
+    except ValueError:
+        # Evicted between the two calls (a full cache): start the count again.
+        cache.add(key, 1, timeout=period + EXPIRY_MARGIN_S)
+        return 1
+
+
+def check(
+    action: str, *, user_id: int | None, address: str | None, now: float | None = None
+) -> Limited | None:
+    """Count one ``action`` by this account from this address; a Limited if it is over a limit.
+
+    Fixed windows aligned to the epoch: the window's start is part of the key, so a new window
+    is a new counter and nothing has to be reset. The account is counted first and a refused
+    attempt stops there, so one account's flood does not use up its network's allowance.
+    Without a known address the network limit does not apply, rather than pooling every
+    such client into one network.
+    """
+    rates = settings.RATELIMITS.get(action, {})
+    now = time.time() if now is None else now
+    for scope, value in (("user", user_id), ("network", network_of(address))):
+        rate = rates.get(scope)
+        if rate is None or value is None:
+            continue
+        limit, period = parse_rate(rate)
+        start = int(now // period) * period
+        key = f"ratelimit:{action}:{scope}:{value}:{period}:{start}"
+        if _hit(key, period) > limit:
+            return Limited(action, scope, retry_after=max(1, math.ceil(start + period - now)))
+    return None
+
+
+async def check_websocket(action: str, scope: dict[str, Any]) -> Limited | None:
+    """``check`` for the signed-in user of a websocket connection."""
+    address = scope_address(scope)
+    return await sync_to_async(check)(action, user_id=scope["user"].pk, address=address)
+
+
+# The HTTP limiter (django-ratelimit) ---------------------------------------------------------
+
+SCOPES = ("user", "network")
+
+
+def _http_value(scope: str, request: HttpRequest) -> str | None:
+    if scope == "network":
+        return network_of(request_address(request))
+    if request.user.is_authenticated:
+        return f"account:{request.user.pk}"
+    # Signed out (sign-in, password reset): the account is the one the form names, so one
+    # account cannot be tried from many networks at once.
+    typed = request.POST.get("login") or request.POST.get("email") or ""
+    return f"email:{typed.strip().lower()}" if typed.strip() else None
+
+
+def _http_key(scope: str) -> Callable[[str, HttpRequest], str]:
+    def key(group: str, request: HttpRequest) -> str:
+        return _http_value(scope, request) or ""
+
+    return key
+
+
+def _http_rate(action: str, scope: str) -> Callable[[str, HttpRequest], str | None]:
+    # Read per request, so settings changed at run time (tests) apply; None skips the check.
+    def rate(group: str, request: HttpRequest) -> str | None:
+        if _http_value(scope, request) is None:
+            return None
+        return settings.RATELIMITS.get(action, {}).get(scope)
+
+    return rate
+
+
+def _guards(action: str) -> list[dict[str, Any]]:
+    # Network first: a flood from one network is refused before it counts against (and locks
+    # out) the accounts it names.
+    return [
+        {
+            "group": f"{action}.{scope}",
+            "key": _http_key(scope),
+            "rate": _http_rate(action, scope),
+            "method": "POST",
+        }
+        for scope in ("network", "user")
+    ]
+
+
+def limit_view(action: str) -> Callable[[View], View]:
+    """Limit POSTs to a view per account and per network; over a limit, django-ratelimit raises
+    Ratelimited (a PermissionDenied), which handler403 turns into a 429."""
+
+    def decorate(view: View) -> View:
+        guarded = view
+        for guard in reversed(_guards(action)):
+            guarded = ratelimit(**guard, block=True)(guarded)
+
+        @wraps(view)
+        def wrapped(request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
+            request.ratelimit_action = action  # so the 429 can say which limit, and until when
+            return guarded(request, *args, **kwargs)
+
+        return wrapped
+
+    return decorate
+
+
+def http_limited(request: HttpRequest) -> Limited | None:
+    """Which of our limits refused this request, if any (read without counting again)."""
+    action = getattr(request, "ratelimit_action", None)
+    if action is None:
+        return None
+    for guard in _guards(action):
+        usage = get_usage(request, **guard, increment=False)
+        if usage is not None and usage["should_limit"]:
+            scope = guard["group"].rsplit(".", 1)[1]
+            return Limited(action, scope, retry_after=max(1, usage["time_left"]))
+    return None
