@@ -9,7 +9,6 @@ the API requires one, and never exceeded; default 4096).
 from __future__ import annotations
 
 import dataclasses
-import json
 import re
 from collections.abc import AsyncIterator
 
@@ -19,12 +18,14 @@ from arena.backends.base import ChatRequest, ErrorKind, Event, Finished, StreamE
 from arena.backends.http import (
     SecretMissing,
     http_error,
+    json_object,
     scrub,
     secret,
     shared_client,
     sse_events,
     timeout_for,
     transport_error,
+    with_default_key,
 )
 
 DEFAULT_BASE_URL = "https://api.anthropic.com/v1"
@@ -57,9 +58,7 @@ _CONTEXT = re.compile(r"prompt is too long|context (limit|window|length)", re.IG
 
 class AnthropicBackend:
     def __init__(self, settings: dict) -> None:
-        if not settings.get("api_key_env") and not settings.get("api_key_file"):
-            settings = {**settings, "api_key_env": DEFAULT_KEY_ENV}
-        self.settings = settings
+        self.settings = settings = with_default_key(settings, DEFAULT_KEY_ENV)
         self.base_url = str(settings.get("base_url") or DEFAULT_BASE_URL).rstrip("/")
 
     def _headers(self, key: str) -> dict[str, str]:
@@ -134,13 +133,9 @@ async def _parse(response: httpx.Response) -> AsyncIterator[Event]:
     output_tokens: int | None = None
     stop_reason: str | None = None
     async for name, data in sse_events(response):
-        try:
-            payload = json.loads(data)
-        except ValueError:
-            yield StreamError("protocol", "The backend sent an event that is not JSON.")
-            return
-        if not isinstance(payload, dict):
-            yield StreamError("protocol", "The backend sent an unexpected event.")
+        payload = json_object(data)
+        if isinstance(payload, StreamError):
+            yield payload
             return
         kind = payload.get("type") or name
         if kind == "message_start":

@@ -9,7 +9,6 @@ exception text that quote the URL.
 from __future__ import annotations
 
 import dataclasses
-import json
 import re
 from collections.abc import AsyncIterator
 
@@ -20,12 +19,14 @@ from arena.backends.http import (
     SecretMissing,
     classify_status,
     http_error,
+    json_object,
     scrub,
     secret,
     shared_client,
     sse_events,
     timeout_for,
     transport_error,
+    with_default_key,
 )
 
 DEFAULT_BASE_URL = "https://generativelanguage.googleapis.com/v1beta"
@@ -52,9 +53,7 @@ _RETRY_DELAY = re.compile(r'"retryDelay"\s*:\s*"(\d+(?:\.\d+)?)s"')
 
 class GeminiBackend:
     def __init__(self, settings: dict) -> None:
-        if not settings.get("api_key_env") and not settings.get("api_key_file"):
-            settings = {**settings, "api_key_env": DEFAULT_KEY_ENV}
-        self.settings = settings
+        self.settings = settings = with_default_key(settings, DEFAULT_KEY_ENV)
         self.base_url = str(settings.get("base_url") or DEFAULT_BASE_URL).rstrip("/")
 
     def _headers(self, key: str) -> dict[str, str]:
@@ -124,13 +123,9 @@ async def _parse(response: httpx.Response) -> AsyncIterator[Event]:
     request_id: str | None = None
     usage: dict = {}
     async for _, data in sse_events(response):
-        try:
-            chunk = json.loads(data)
-        except ValueError:
-            yield StreamError("protocol", "The backend sent a chunk that is not JSON.")
-            return
-        if not isinstance(chunk, dict):
-            yield StreamError("protocol", "The backend sent an unexpected chunk.")
+        chunk = json_object(data)
+        if isinstance(chunk, StreamError):
+            yield chunk
             return
         if chunk.get("error"):
             yield _chunk_error(chunk["error"])

@@ -72,6 +72,24 @@ async def close_shared_client() -> None:
         await client.aclose()
 
 
+def with_default_key(settings: dict, env_name: str) -> dict:
+    """Settings that read the key from ``env_name`` unless they name another source."""
+    if settings.get("api_key_env") or settings.get("api_key_file"):
+        return settings
+    return {**settings, "api_key_env": env_name}
+
+
+def json_object(data: str) -> dict | StreamError:
+    """One SSE data payload as a JSON object, or the protocol error it amounts to."""
+    try:
+        value = json.loads(data)
+    except ValueError:
+        return StreamError("protocol", "The backend sent a chunk that is not JSON.")
+    if not isinstance(value, dict):
+        return StreamError("protocol", "The backend sent an unexpected chunk.")
+    return value
+
+
 def timeout_for(settings: dict) -> httpx.Timeout:
     seconds = float(settings.get("timeout_s", DEFAULT_TIMEOUT_S))
     return httpx.Timeout(seconds, connect=min(seconds, 10.0))

@@ -8,6 +8,7 @@ always requested.
 from __future__ import annotations
 
 from arena.backends.base import ChatRequest
+from arena.backends.http import with_default_key
 from arena.backends.openai_compatible import OpenAICompatibleBackend
 
 DEFAULT_KEY_ENV = "OPENAI_API_KEY"
@@ -17,9 +18,7 @@ class OpenAIBackend(OpenAICompatibleBackend):
     default_base_url = "https://api.openai.com/v1"
 
     def __init__(self, settings: dict) -> None:
-        if not settings.get("api_key_env") and not settings.get("api_key_file"):
-            settings = {**settings, "api_key_env": DEFAULT_KEY_ENV}
-        super().__init__(settings)
+        super().__init__(with_default_key(settings, DEFAULT_KEY_ENV))
 
     def _body(self, request: ChatRequest) -> dict:
         body = super()._body(request)

@@ -8,7 +8,6 @@ final usage chunk; set false for servers that reject ``stream_options``).
 
 from __future__ import annotations
 
-import json
 from collections.abc import AsyncIterator
 
 import httpx
@@ -17,6 +16,7 @@ from arena.backends.base import ChatRequest, Event, Finished, StreamError, TextD
 from arena.backends.http import (
     SecretMissing,
     http_error,
+    json_object,
     scrub,
     secret,
     shared_client,
@@ -91,13 +91,9 @@ class OpenAICompatibleBackend:
                     break  # [DONE] without a finish reason: treated as a cut stream
                 yield _finished(finish, usage, request_id)
                 return
-            try:
-                chunk = json.loads(data)
-            except ValueError:
-                yield StreamError("protocol", "The backend sent a chunk that is not JSON.")
-                return
-            if not isinstance(chunk, dict):
-                yield StreamError("protocol", "The backend sent an unexpected chunk.")
+            chunk = json_object(data)
+            if isinstance(chunk, StreamError):
+                yield chunk
                 return
             if chunk.get("error"):
                 # OpenRouter and others report failures inside a 200 stream.
