@@ -17,14 +17,10 @@ import httpx
 from arena.backends.base import ChatRequest, ErrorKind, Event, Finished, StreamError, TextDelta
 from arena.backends.http import (
     SecretMissing,
-    http_error,
     json_object,
-    scrub,
+    post_stream,
     secret,
-    shared_client,
     sse_events,
-    timeout_for,
-    transport_error,
     with_default_key,
 )
 
@@ -108,23 +104,16 @@ class AnthropicBackend:
         if not key:
             yield StreamError("auth", "No API key is configured for this backend.")
             return
-        try:
-            async with shared_client().stream(
-                "POST",
-                f"{self.base_url}/messages",
-                json=self._body(request),
-                headers=self._headers(key),
-                timeout=timeout_for(self.settings),
-            ) as response:
-                if response.status_code != 200:
-                    yield scrub(_refine(await http_error(response)), key)
-                    return
-                async for event in _parse(response):
-                    yield scrub(event, key)
-                    if not isinstance(event, TextDelta):
-                        return
-        except httpx.HTTPError as exc:
-            yield transport_error(exc)
+        async for event in post_stream(
+            url=f"{self.base_url}/messages",
+            body=self._body(request),
+            headers=self._headers(key),
+            settings=self.settings,
+            key=key,
+            parse=_parse,
+            refine=lambda error, _: _refine(error),
+        ):
+            yield event
 
 
 async def _parse(response: httpx.Response) -> AsyncIterator[Event]:

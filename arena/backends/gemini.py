@@ -18,14 +18,10 @@ from arena.backends.base import ChatRequest, ErrorKind, Event, Finished, StreamE
 from arena.backends.http import (
     SecretMissing,
     classify_status,
-    http_error,
     json_object,
-    scrub,
+    post_stream,
     secret,
-    shared_client,
     sse_events,
-    timeout_for,
-    transport_error,
     with_default_key,
 )
 
@@ -98,25 +94,17 @@ class GeminiBackend:
         if not key:
             yield StreamError("auth", "No API key is configured for this backend.")
             return
-        try:
-            async with shared_client().stream(
-                "POST",
-                self._url(request.model_id),
-                params={"alt": "sse"},
-                json=self._body(request),
-                headers=self._headers(key),
-                timeout=timeout_for(self.settings),
-            ) as response:
-                if response.status_code != 200:
-                    error = await http_error(response)
-                    yield scrub(_refine(error, response.content.decode("utf-8", "replace")), key)
-                    return
-                async for event in _parse(response):
-                    yield scrub(event, key)
-                    if not isinstance(event, TextDelta):
-                        return
-        except httpx.HTTPError as exc:
-            yield transport_error(exc)
+        async for event in post_stream(
+            url=self._url(request.model_id),
+            params={"alt": "sse"},
+            body=self._body(request),
+            headers=self._headers(key),
+            settings=self.settings,
+            key=key,
+            parse=_parse,
+            refine=_refine,
+        ):
+            yield event
 
 
 async def _parse(response: httpx.Response) -> AsyncIterator[Event]:

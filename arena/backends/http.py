@@ -7,12 +7,12 @@ import dataclasses
 import json
 import os
 import weakref
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 
 import httpx
 
-from arena.backends.base import ErrorKind, Event, StreamError
+from arena.backends.base import ErrorKind, Event, StreamError, TextDelta
 
 DEFAULT_TIMEOUT_S = 60.0
 _clients: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, httpx.AsyncClient] = (
@@ -70,6 +70,45 @@ async def close_shared_client() -> None:
     client = _clients.pop(asyncio.get_running_loop(), None)
     if client is not None:
         await client.aclose()
+
+
+async def post_stream(
+    *,
+    url: str,
+    body: dict,
+    headers: dict[str, str],
+    settings: dict,
+    key: str | None,
+    parse: Callable[[httpx.Response], AsyncIterator[Event]],
+    refine: Callable[[StreamError, str], StreamError] | None = None,
+    params: dict[str, str] | None = None,
+) -> AsyncIterator[Event]:
+    """POST, then stream the vendor's events until the first terminal one.
+
+    ``refine`` may re-classify an HTTP error from its body (vendors word some kinds their own
+    way); every error message is scrubbed of the key before it leaves.
+    """
+    try:
+        async with shared_client().stream(
+            "POST",
+            url,
+            params=params,
+            json=body,
+            headers=headers,
+            timeout=timeout_for(settings),
+        ) as response:
+            if response.status_code != 200:
+                error = await http_error(response)
+                if refine is not None:
+                    error = refine(error, response.content.decode("utf-8", "replace"))
+                yield scrub(error, key)
+                return
+            async for event in parse(response):
+                yield scrub(event, key)
+                if not isinstance(event, TextDelta):
+                    return
+    except httpx.HTTPError as exc:
+        yield transport_error(exc)
 
 
 def with_default_key(settings: dict, env_name: str) -> dict:

@@ -15,14 +15,10 @@ import httpx
 from arena.backends.base import ChatRequest, Event, Finished, StreamError, TextDelta
 from arena.backends.http import (
     SecretMissing,
-    http_error,
     json_object,
-    scrub,
+    post_stream,
     secret,
-    shared_client,
     sse_events,
-    timeout_for,
-    transport_error,
 )
 
 FINISH_ERRORS = {"content_filter": "content_filter", "refusal": "refused"}
@@ -63,23 +59,15 @@ class OpenAICompatibleBackend:
         except SecretMissing as exc:
             yield StreamError("auth", str(exc))
             return
-        try:
-            async with shared_client().stream(
-                "POST",
-                f"{self.base_url}/chat/completions",
-                json=self._body(request),
-                headers=headers,
-                timeout=timeout_for(self.settings),
-            ) as response:
-                if response.status_code != 200:
-                    yield scrub(await http_error(response), key)
-                    return
-                async for event in self._parse(response):
-                    yield scrub(event, key)
-                    if not isinstance(event, TextDelta):
-                        return
-        except httpx.HTTPError as exc:
-            yield transport_error(exc)
+        async for event in post_stream(
+            url=f"{self.base_url}/chat/completions",
+            body=self._body(request),
+            headers=headers,
+            settings=self.settings,
+            key=key,
+            parse=self._parse,
+        ):
+            yield event
 
     async def _parse(self, response: httpx.Response) -> AsyncIterator[Event]:
         finish: str | None = None
