@@ -29,7 +29,7 @@ Address = ipaddress.IPv4Address | ipaddress.IPv6Address
 
 IPV4_PREFIX = 24
 IPV6_PREFIX = 64
-# A counter outlives its window by this much, so no increment meets a key that just expired.
+# A counter outlives its window by at least this much, so no increment meets an expired key.
 EXPIRY_MARGIN_S = 5
 
 LABELS = {
@@ -180,7 +180,8 @@ def check(
             continue
         limit, period = parse_rate(rate)
         start = int(now // period) * period
-        key = f"ratelimit:{action}:{scope}:{value}:{period}:{start}"
+        prefix = getattr(settings, "RATELIMIT_CACHE_PREFIX", "rl:")  # django-ratelimit's too
+        key = f"{prefix}{action}:{scope}:{value}:{period}:{start}"
         if _hit(key, period) > limit:
             return Limited(action, scope, retry_after=max(1, math.ceil(start + period - now)))
     return None
@@ -189,7 +190,10 @@ def check(
 async def check_websocket(action: str, scope: dict[str, Any]) -> Limited | None:
     """``check`` for the signed-in user of a websocket connection."""
     address = scope_address(scope)
-    return await sync_to_async(check)(action, user_id=scope["user"].pk, address=address)
+    # Not thread_sensitive: that one thread runs all of this process's database calls, and a
+    # cache round trip should not queue behind them.
+    limiter = sync_to_async(check, thread_sensitive=False)
+    return await limiter(action, user_id=scope["user"].pk, address=address)
 
 
 # The HTTP limiter (django-ratelimit) ---------------------------------------------------------

@@ -32,6 +32,7 @@ def gold_draw(*, rater: User, rng: random.Random | None = None) -> Prompt | None
     items = list(
         GoldItem.objects.filter(active=True)
         .exclude(served__rater=rater)
+        .exclude(source__rater=rater)  # they have seen their own battle
         .select_related("source__prompt")
     )
     if not items:
@@ -100,7 +101,13 @@ def gold_mark(*, battle_id: object, correct_side: str, note: str = "") -> GoldIt
         raise ValueError("The correct side must be 'a' or 'b'.")
     from arena.models import Battle
 
-    battle = Battle.objects.get(pk=battle_id)
+    battle = Battle.objects.select_related("prompt").get(pk=battle_id)
+    if battle.prompt.source != Prompt.Source.CURATED:
+        # Random draws offer curated prompts only; a typed one would stand out (and show
+        # another rater's text).
+        raise ValueError("Only a battle on a curated prompt can be gold.")
+    if battle.gold_id is not None or battle.integrity_flags:
+        raise ValueError("A gold replay or a battle with integrity findings cannot be gold.")
     statuses = set(
         Answer.objects.filter(turn__battle=battle, turn__index=0).values_list("status", flat=True)
     )

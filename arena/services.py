@@ -198,7 +198,8 @@ def battle_start(
 
 
 def rater_may_battle(*, rater: User) -> None:
-    if rater.is_banned:
+    # From the database: a websocket holds the user it connected with, maybe since before a ban.
+    if User.objects.filter(pk=rater.pk, banned_at__isnull=False).exists():
         raise BattleError("banned", "Your account may not start battles.")
     if (
         settings.INTEGRITY["REQUIRE_VERIFIED_EMAIL_FOR_CROWD"]

@@ -161,7 +161,13 @@ if REDIS_URL:
     CHANNEL_LAYERS = {
         "default": {
             "BACKEND": "channels_redis.core.RedisChannelLayer",
-            "CONFIG": {"hosts": [REDIS_URL], "capacity": 1500, "expiry": 60},
+            # No socket timeout: the layer's receive blocks on Redis for seconds at a time, and
+            # redis-py 8's default 5 s read timeout would drop live websockets mid-wait.
+            "CONFIG": {
+                "hosts": [{"address": REDIS_URL, "socket_timeout": None}],
+                "capacity": 1500,
+                "expiry": 60,
+            },
         }
     }
     CACHES = {
@@ -270,6 +276,13 @@ INTEGRITY = {
         r"\b(what|which)\s+(ai\s+|language\s+)?model\s+(are|is)\s+(you|this)\b",
         r"\bwho\s+(made|created|built|trained|developed)\s+you\b",
         r"\bwho\s+are\s+you\b",
+        r"\bare\s+you\s+(chat)?gpt\b",
+        r"\bwhat('s|\s+is)\s+your\s+name\b",
+        r"\bwhich\s+(company|lab|organi[sz]ation)\s+(made|created|built|trained)\s+you\b",
+        r"你是哪个模型",
+        r"tu\s+es\s+quel\s+mod[èe]le",
+        r"c[óo]mo\s+te\s+llamas",
+        r"wie\s+hei(ß|ss)t\s+du",
         r"\bwhat\s+is\s+your\s+name\b",
         r"\bare\s+you\s+(gpt|claude|gemini|llama)",
         r"你是谁",
@@ -304,9 +317,9 @@ _RATELIMIT_DEFAULTS = {
     # Compare mode does not exist yet; its limit is here so it is guarded from day one.
     "compare_run": {"user": "10/m", "network": "40/m"},
     "signup": {"network": "10/h"},
-    # At or below allauth's own failed-sign-in limits (10/m per address, 5 per 5 minutes per
-    # account), so ours, which carry Retry-After, are the ones people meet.
-    "login": {"user": "5/5m", "network": "10/m"},
+    # Tighter than allauth's own limits (ACCOUNT_RATE_LIMITS: sign-up 20/m, sign-in 30/m and
+    # password reset 20/m per address), so ours, which carry Retry-After, are the ones met.
+    "login": {"user": "5/5m", "network": "20/m"},
     "password_reset": {"user": "3/h", "network": "5/h"},
 }
 RATELIMITS = {
@@ -317,6 +330,7 @@ RATELIMITS = {
     for action, scopes in _RATELIMIT_DEFAULTS.items()
 }
 RATELIMIT_USE_CACHE = "default"
+RATELIMIT_CACHE_PREFIX = env.str("RATELIMIT_CACHE_PREFIX", default="rl:")
 # The client address is the peer's (REMOTE_ADDR, the websocket's scope "client") unless a proxy
 # we run sets this header, given as in request.META (e.g. HTTP_X_FORWARDED_FOR). Every proxy
 # appends the address it received from: the entry TRUSTED_PROXY_COUNT from the right is the

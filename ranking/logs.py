@@ -39,13 +39,6 @@ def arrays_from_records(records: Iterable[Record]) -> VoteArrays:
     probs = np.array(
         [r.sampling_probability if r.sampling_probability else np.nan for r in rows], float
     )
-    weights = None
-    if n and not np.isnan(probs).all():
-        # Inverse-probability weights with mean 1; a vote without a known probability weighs
-        # as much as the average one.
-        inv = 1.0 / probs
-        inv = np.where(np.isnan(inv), np.nanmean(inv), inv)
-        weights = inv / inv.mean()
     return VoteArrays(
         model_names=names,
         a=np.fromiter((index[r.model_a] for r in rows), dtype=np.int64, count=n),
@@ -55,8 +48,54 @@ def arrays_from_records(records: Iterable[Record]) -> VoteArrays:
         style_b=np.array([r.style_b for r in rows], dtype=float).reshape(n, 4),
         category=np.array([r.category for r in rows], dtype=object),
         language=np.array([r.language for r in rows], dtype=object),
-        weights=weights,
+        weights=_weights(probs),
     )
+
+
+def arrays_from_columns(
+    *,
+    model_a: np.ndarray,
+    model_b: np.ndarray,
+    model_names: dict[int, str],
+    outcome: np.ndarray,
+    style_a: np.ndarray,
+    style_b: np.ndarray,
+    category: np.ndarray,
+    language: np.ndarray,
+    probabilities: np.ndarray,
+) -> VoteArrays:
+    """The arrays `arrays_from_records` builds, from whole columns instead of one record a vote.
+
+    ``model_a``/``model_b`` are keys (e.g. primary keys) named by ``model_names``; outcomes are
+    already codes; ``probabilities`` has NaN where a vote has no (or a zero) probability.
+    """
+    keys = np.unique(np.concatenate([model_a, model_b]).astype(np.int64))
+    key_names = [model_names[k] for k in keys.tolist()]
+    order = sorted(range(len(keys)), key=key_names.__getitem__)
+    rank = np.empty(len(keys), dtype=np.int64)
+    rank[order] = np.arange(len(keys))
+    n = len(model_a)
+    return VoteArrays(
+        model_names=[key_names[i] for i in order],
+        a=rank[np.searchsorted(keys, model_a)].astype(np.int64, copy=False),
+        b=rank[np.searchsorted(keys, model_b)].astype(np.int64, copy=False),
+        outcome=np.asarray(outcome, dtype=np.int64),
+        style_a=np.ascontiguousarray(style_a, dtype=float).reshape(n, 4),
+        style_b=np.ascontiguousarray(style_b, dtype=float).reshape(n, 4),
+        category=np.asarray(category, dtype=object),
+        language=np.asarray(language, dtype=object),
+        weights=_weights(np.asarray(probabilities, dtype=float)),
+    )
+
+
+def _weights(probs: np.ndarray) -> np.ndarray | None:
+    if not len(probs) or np.isnan(probs).all():
+        return None
+    # Inverse-probability weights with mean 1; a vote without a known probability weighs as much
+    # as the average one.
+    inv = 1.0 / probs
+    inv = np.where(np.isnan(inv), np.nanmean(inv), inv)
+    return inv / inv.mean()
 
 
 def _num(value: object) -> float:

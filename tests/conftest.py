@@ -11,6 +11,7 @@ import os
 import signal
 import subprocess
 import sys
+import uuid
 from collections.abc import Awaitable, Callable, Iterator
 from pathlib import Path
 
@@ -28,9 +29,14 @@ ROOT = Path(__file__).resolve().parent.parent
 PASSWORD = "correct-horse-battery-staple"
 
 
+SESSION_RATELIMIT_PREFIX = f"rl-test-{uuid.uuid4().hex}:"
+
+
 @pytest.fixture(autouse=True)
 def _fast_pacing(settings):
     settings.ARENA = {**settings.ARENA, "PACE_TICK_MS": 2, "PACE_CHARS": 60, "TURN_DEADLINE_S": 30}
+    # Rate-limit counters of our own, not shared with earlier runs against the same Redis.
+    settings.RATELIMIT_CACHE_PREFIX = f"rl-test-{uuid.uuid4().hex}:"
 
 
 def make_user(email: str, *, verified: bool = True, **extra) -> User:
@@ -116,6 +122,7 @@ def subprocess_env() -> dict[str, str]:
     env["ARENA_PACE_TICK_MS"] = "5"
     env["ARENA_PACE_CHARS"] = "60"
     env["ARENA_TURN_DEADLINE_S"] = "30"
+    env["RATELIMIT_CACHE_PREFIX"] = SESSION_RATELIMIT_PREFIX
     env.setdefault("PYTHONUNBUFFERED", "1")
     return env
 
@@ -216,7 +223,9 @@ def ready_battle(rater: User, text: str = "What is a monad?"):
     from arena import services
     from arena.models import Battle
 
-    battle = services.battle_start(rater=rater, text=text)
+    # A curated prompt, as a drawn one would be (gold items can only come from those).
+    prompt, _ = services.prompt_create(text=text)
+    battle = services.battle_start(rater=rater, text=text, prompt_id=prompt.pk)
     wait_for_answers(battle.pk)
     services.turn_mark_shown(turn_id=battle.turns.get(index=0).pk)
     return Battle.objects.get(pk=battle.pk)

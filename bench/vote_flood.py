@@ -1,0 +1,498 @@
+"""Vote flood: many signed-in raters start battles and vote as fast as they can.
+
+Not a test: it prints what the rate limits let through and checks that every request is
+accounted for. It starts its own servers (``--servers`` daphne processes on free ports on
+127.0.0.1, so the counts must hold across processes) and a Celery worker, on Redis and a bench
+PostgreSQL database (created if missing and migrated), seeds two fast mock models and fresh
+raters with verified addresses, then opens one websocket per rater. Each rater tries
+``--battles`` battles in a row, with no pause: start, wait for both answers, vote. A refused
+start is counted and the next one tried at once.
+
+    uv run python bench/vote_flood.py [--clients 40] [--battles 25] [--networks 1] [--servers 2]
+
+Every rater claims an address on one of ``--networks`` /24 networks through X-Forwarded-For
+(the servers are told to trust it, as they would behind a proxy), so the per-network limits
+apply as they would to that many offices; by default all raters share one network, like a
+bot farm on one host. Limits are the servers' settings, read from the
+environment; the vote limits default lower here than in production (``RATELIMIT_VOTE_USER``
+10/m, ``RATELIMIT_VOTE_NETWORK`` 100/m), so a flood bounded by the battle-start limits still
+reaches them. Raters and networks are new for every run, so runs do not share counts; the
+worker listens on queues of the bench's own, so no other worker on the same Redis takes its
+tasks.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import base64
+import json
+import os
+import random
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+import uuid
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+RUN = uuid.uuid4().hex[:8]
+
+os.environ.setdefault("DJANGO_SETTINGS_MODULE", "arena.settings")
+os.environ.setdefault("DATABASE_URL", "postgres://postgres@127.0.0.1:5432/arena_bench_flood")
+os.environ.setdefault("REDIS_URL", "redis://127.0.0.1:6379/0")
+os.environ.setdefault("GENERATION_MODE", "celery")
+# Queues of its own, so no other worker on the same Redis takes this bench's tasks.
+os.environ["GENERATION_QUEUE"] = "bench-flood-generation"
+os.environ["CELERY_DEFAULT_QUEUE"] = "bench-flood-default"
+os.environ["TRUSTED_PROXY_HEADER"] = "HTTP_X_FORWARDED_FOR"
+os.environ["TRUSTED_PROXY_COUNT"] = "1"
+os.environ.setdefault("RATELIMIT_VOTE_USER", "10/m")
+os.environ.setdefault("RATELIMIT_VOTE_NETWORK", "100/m")
+# Fast pacing: a battle's length is the generation path's, not the reading speed's.
+os.environ.setdefault("ARENA_PACE_TICK_MS", "5")
+os.environ.setdefault("ARENA_PACE_CHARS", "60")
+os.environ.setdefault("PYTHONUNBUFFERED", "1")
+
+MOCK = {"ttft_ms": 0, "tokens_per_s": 0, "answer_tokens": 20}
+FRAME_TIMEOUT_S = 30
+ACTIONS = ("start", "vote")
+
+
+@dataclass
+class Tally:
+    """What the clients sent and what came back, per action."""
+
+    sent: Counter = field(default_factory=Counter)
+    accepted: Counter = field(default_factory=Counter)
+    limited: Counter = field(default_factory=Counter)
+    errors: Counter = field(default_factory=Counter)
+    error_codes: Counter = field(default_factory=Counter)
+    voided: int = 0
+    voted_battles: set[str] = field(default_factory=set)
+    limited_battles: set[str] = field(default_factory=set)
+
+
+# Processes ----------------------------------------------------------------------------------
+
+
+def ensure_database() -> None:
+    import psycopg
+
+    url = os.environ["DATABASE_URL"]
+    if not url.startswith("postgres"):
+        return
+    base, name = url.rsplit("/", 1)
+    with psycopg.connect(base + "/postgres", autocommit=True) as conn:
+        exists = conn.execute("select 1 from pg_database where datname = %s", [name]).fetchone()
+        if not exists:
+            conn.execute(f'create database "{name}"')
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def start(args: list[str], log: Path) -> subprocess.Popen:
+    with open(log, "w") as out:
+        return subprocess.Popen(
+            [sys.executable, "-m", *args],
+            cwd=ROOT,
+            env=dict(os.environ),
+            stdout=out,
+            stderr=subprocess.STDOUT,
+        )
+
+
+def stop(proc: subprocess.Popen) -> None:
+    if proc.poll() is not None:
+        return
+    proc.send_signal(signal.SIGTERM)
+    try:
+        proc.wait(timeout=20)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait()
+
+
+def wait_until_serving(url: str, server: subprocess.Popen, log: Path) -> None:
+    deadline = time.monotonic() + 60
+    while True:
+        try:
+            urllib.request.urlopen(url + "/leaderboard/", timeout=2).close()
+            return
+        except OSError:
+            if server.poll() is not None or time.monotonic() > deadline:
+                raise RuntimeError(f"daphne did not start; see {log}") from None
+            time.sleep(0.2)
+
+
+# Data ---------------------------------------------------------------------------------------
+
+
+def seed(n_clients: int) -> list[Any]:
+    """Two fast mock models (the only active ones) and this run's raters, verified."""
+    from allauth.account.models import EmailAddress
+
+    from accounts.models import User
+    from arena.models import ModelEntry
+
+    ModelEntry.objects.filter(active=True).exclude(public_name__startswith="Flood ").update(
+        active=False
+    )
+    for name in ("Flood A", "Flood B"):
+        ModelEntry.objects.update_or_create(
+            public_name=name,
+            defaults={
+                "model_id": name.lower().replace(" ", "-"),
+                "backend": "mock",
+                "backend_settings": MOCK,
+                "active": True,
+            },
+        )
+    users = []
+    for i in range(n_clients):
+        user = User.objects.create_user(f"flood-{RUN}-{i}@bench.local", password=None)
+        EmailAddress.objects.create(user=user, email=user.email, verified=True, primary=True)
+        users.append(user)
+    return users
+
+
+def session_cookie(user: Any) -> str:
+    from django.conf import settings
+    from django.test import Client
+
+    client = Client()
+    client.force_login(user)
+    name = settings.SESSION_COOKIE_NAME
+    return f"{name}={client.cookies[name].value}"
+
+
+def networks(count: int) -> list[str]:
+    """``count`` distinct /24s from 198.18.0.0/15 (set aside for benchmarks), new each run."""
+    picks = random.sample(range(512), count)
+    return [f"198.{18 + p // 256}.{p % 256}" for p in picks]
+
+
+# Clients ------------------------------------------------------------------------------------
+
+
+def unmask(payload: bytes, mask: bytes) -> bytes:
+    """XOR with the 4-byte mask: masking and unmasking are the same operation."""
+    return bytes(b ^ mask[i % 4] for i, b in enumerate(payload))
+
+
+class Socket:
+    """Just enough of a websocket client (RFC 6455: text frames, ping, close) for this bench:
+    autobahn's asyncio flavour cannot load in a process where Django has loaded daphne."""
+
+    def __init__(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        self.reader = reader
+        self.writer = writer
+
+    @classmethod
+    async def open(cls, port: int, headers: dict[str, str]) -> Socket:
+        reader, writer = await asyncio.open_connection("127.0.0.1", port)
+        lines = [
+            "GET /ws/battle/ HTTP/1.1",
+            f"Host: 127.0.0.1:{port}",
+            "Upgrade: websocket",
+            "Connection: Upgrade",
+            f"Sec-WebSocket-Key: {base64.b64encode(os.urandom(16)).decode()}",
+            "Sec-WebSocket-Version: 13",
+            f"Origin: http://127.0.0.1:{port}",
+            *(f"{name}: {value}" for name, value in headers.items()),
+        ]
+        writer.write(("\r\n".join(lines) + "\r\n\r\n").encode())
+        response = await asyncio.wait_for(reader.readuntil(b"\r\n\r\n"), FRAME_TIMEOUT_S)
+        if not response.startswith(b"HTTP/1.1 101"):
+            writer.close()
+            status = response.split(b"\r\n", 1)[0].decode("latin-1")
+            raise ConnectionError(f"handshake refused: {status}")
+        return cls(reader, writer)
+
+    def _write(self, opcode: int, payload: bytes) -> None:
+        # Client frames are masked (the protocol requires it), one frame per message.
+        header = bytearray([0x80 | opcode])
+        size = len(payload)
+        if size < 126:
+            header.append(0x80 | size)
+        elif size < 1 << 16:
+            header += bytes([0x80 | 126]) + size.to_bytes(2, "big")
+        else:
+            header += bytes([0x80 | 127]) + size.to_bytes(8, "big")
+        mask = os.urandom(4)
+        self.writer.write(bytes(header) + mask + unmask(payload, mask))
+
+    def send(self, message: dict) -> None:
+        self._write(0x1, json.dumps(message).encode())
+
+    async def _message(self) -> dict | None:
+        """The next text message; None once the server closes."""
+        data = b""
+        while True:
+            first, second = await self.reader.readexactly(2)
+            size = second & 0x7F
+            if size >= 126:
+                size = int.from_bytes(await self.reader.readexactly(2 if size == 126 else 8))
+            mask = await self.reader.readexactly(4) if second & 0x80 else b""
+            payload = await self.reader.readexactly(size)
+            if mask:
+                payload = unmask(payload, mask)
+            opcode = first & 0x0F
+            if opcode == 0x8:
+                return None
+            if opcode == 0x9:
+                self._write(0xA, payload)
+            elif opcode in (0x0, 0x1):
+                data += payload
+                if first & 0x80:
+                    return json.loads(data)
+
+    async def until(self, *types: str) -> dict:
+        """The first frame whose type is one of ``types``; ConnectionError if the socket closes."""
+        while True:
+            try:
+                frame = await asyncio.wait_for(self._message(), FRAME_TIMEOUT_S)
+            except asyncio.IncompleteReadError:
+                frame = None
+            if frame is None:
+                raise ConnectionError("websocket closed")
+            if frame["type"] in types:
+                return frame
+
+    async def close(self) -> None:
+        try:
+            self._write(0x8, (1000).to_bytes(2, "big"))
+            await self.writer.drain()
+        except OSError:
+            pass
+        self.writer.close()
+
+
+def record_refusal(tally: Tally, action: str, frame: dict) -> None:
+    if frame.get("code") == "rate_limited":
+        tally.limited[action] += 1
+    else:
+        tally.errors[action] += 1
+        tally.error_codes[f"{action}:{frame.get('code')}"] += 1
+
+
+async def rater(
+    n: int, port: int, headers: dict[str, str], battles: int, deadline: float, tally: Tally
+) -> None:
+    """One rater on one websocket. A reply lost with its connection counts as an error."""
+    for attempt in range(5):
+        try:
+            sock = await Socket.open(port, headers)
+            break
+        except (TimeoutError, OSError) as exc:
+            # A burst of handshakes can overrun the listen backlog; real browsers retry too.
+            if attempt == 4:
+                tally.error_codes[f"connect:{type(exc).__name__}"] += 1
+                return
+            await asyncio.sleep(0.5 * (attempt + 1))
+    try:
+        for b in range(battles):
+            if time.monotonic() > deadline:
+                break
+            tally.sent["start"] += 1
+            sock.send({"action": "start", "prompt": f"Flood {RUN} rater {n} battle {b}: why?"})
+            try:
+                end = await sock.until("turn_complete", "void", "error")
+            except (TimeoutError, ConnectionError) as exc:
+                tally.errors["start"] += 1
+                tally.error_codes[f"start:{type(exc).__name__}"] += 1
+                return
+            if end["type"] == "error":
+                record_refusal(tally, "start", end)
+                continue
+            tally.accepted["start"] += 1
+            if end["type"] == "void":
+                tally.voided += 1
+                continue
+            tally.sent["vote"] += 1
+            sock.send({"action": "vote", "choice": random.choice(["a", "b", "tie", "both_bad"])})
+            try:
+                reply = await sock.until("revealed", "error")
+            except (TimeoutError, ConnectionError) as exc:
+                tally.errors["vote"] += 1
+                tally.error_codes[f"vote:{type(exc).__name__}"] += 1
+                return
+            if reply["type"] == "revealed":
+                tally.accepted["vote"] += 1
+                tally.voted_battles.add(reply["battle"])
+            else:
+                record_refusal(tally, "vote", reply)
+    finally:
+        await sock.close()
+
+
+async def flood(
+    ports: list[int], clients: list[dict[str, str]], battles: int, limit_s: float
+) -> Tally:
+    tally = Tally()
+    deadline = time.monotonic() + limit_s
+    await asyncio.gather(
+        *(
+            rater(n, ports[n % len(ports)], headers, battles, deadline, tally)
+            for n, headers in enumerate(clients)
+        )
+    )
+    return tally
+
+
+# Report -------------------------------------------------------------------------------------
+
+
+def busiest_windows(users: list[Any], n_networks: int) -> dict[str, tuple[int, str]]:
+    """Per action, the most writes one network got in one window of its network limit. Read
+    from the rows' times, which trail the check by milliseconds: a write just after a window
+    ends counts in the next one, so this is close to, not exactly, what the limiter counted."""
+    from django.conf import settings
+
+    from accounts.ratelimits import parse_rate
+    from arena.models import Battle, Vote
+
+    network = {user.pk: i % n_networks for i, user in enumerate(users)}
+    out = {}
+    for action, model in (("battle_start", Battle), ("vote", Vote)):
+        rate = settings.RATELIMITS[action]["network"]
+        if rate is None:
+            continue
+        _, period = parse_rate(rate)
+        rows = model.objects.filter(rater__in=users).values_list("rater_id", "created_at")
+        windows = Counter((network[r], int(at.timestamp() // period)) for r, at in rows)
+        out[action] = (max(windows.values(), default=0), rate)
+    return out
+
+
+def report(tally: Tally, users: list[Any], elapsed: float, args: argparse.Namespace) -> bool:
+    from django.conf import settings
+
+    from arena.models import Battle, Vote, VoteFlag
+
+    limits = {k: settings.RATELIMITS[k] for k in ("battle_start", "vote")}
+    print(
+        f"\n{args.clients} raters on {args.networks} networks and {args.servers} servers, up to "
+        f"{args.battles} battles each, {elapsed:.1f} s; limits {limits}"
+    )
+    print(f"{'action':<8} {'sent':>6} {'accepted':>9} {'limited':>8} {'errors':>7}")
+    for action in ACTIONS:
+        print(
+            f"{action:<8} {tally.sent[action]:>6} {tally.accepted[action]:>9} "
+            f"{tally.limited[action]:>8} {tally.errors[action]:>7}"
+        )
+    if tally.voided:
+        print(f"void battles (accepted, not votable): {tally.voided}")
+    if tally.error_codes:
+        print(f"errors by code: {dict(tally.error_codes)}")
+
+    votes = Vote.objects.filter(rater__in=users)
+    flags = VoteFlag.objects.filter(vote__in=votes, action=VoteFlag.Action.FLAG)
+    flagged_battles = {str(b) for b in flags.values_list("vote__battle_id", flat=True)}
+    per_reason = dict(Counter(flags.values_list("reason", flat=True)).most_common())
+    print(
+        f"votes: {tally.accepted['vote']} accepted, {tally.limited['vote']} rate-limited, "
+        f"{len(flagged_battles)} flagged ({per_reason or 'no flags'})"
+    )
+
+    busiest = busiest_windows(users, args.networks)
+    print(
+        "most accepted on one network in one window (check: at most the limit): "
+        + ", ".join(f"{action} {n} (limit {rate})" for action, (n, rate) in busiest.items())
+    )
+
+    db_battles = Battle.objects.filter(rater__in=users).count()
+    db_voted = {str(b) for b in votes.values_list("battle_id", flat=True)}
+    starts, votes_sent = tally.sent["start"], tally.sent["vote"]
+    accepted, lost = tally.accepted["start"], tally.errors["start"]
+    checks = {
+        "every start accounted for (accepted + limited + errors = sent)": starts
+        == accepted + tally.limited["start"] + lost,
+        "every vote accounted for (accepted + limited + errors = sent)": votes_sent
+        == tally.accepted["vote"] + tally.limited["vote"] + tally.errors["vote"],
+        # A start whose reply was lost with its connection may or may not have been written.
+        f"battles in the database ({db_battles}) = accepted starts (+ lost replies)": accepted
+        <= db_battles
+        <= accepted + lost,
+        f"votes in the database ({len(db_voted)}) = accepted votes": db_voted
+        == tally.voted_battles,
+        "flagged votes are a subset of accepted votes": flagged_battles <= tally.voted_battles,
+    }
+    for name, ok in checks.items():
+        print(f"  {'ok  ' if ok else 'FAIL'} {name}")
+    passed = all(checks.values())
+    print("PASS" if passed else "FAIL")
+    return passed
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--clients", type=int, default=40)
+    parser.add_argument("--battles", type=int, default=25, help="battles each rater tries")
+    parser.add_argument("--networks", type=int, default=1, help="/24s the raters are spread over")
+    parser.add_argument("--servers", type=int, default=2, help="daphne processes")
+    parser.add_argument("--time-limit", type=float, default=120.0, help="seconds, then stop")
+    args = parser.parse_args()
+
+    ensure_database()
+    import django
+
+    django.setup()
+    from django.core.management import call_command
+
+    call_command("migrate", verbosity=0)
+    users = seed(args.clients)
+    nets = networks(args.networks)
+    clients = [
+        {
+            "Cookie": session_cookie(user),
+            "X-Forwarded-For": f"{nets[i % len(nets)]}.{10 + i // len(nets)}",
+        }
+        for i, user in enumerate(users)
+    ]
+
+    ports = [free_port() for _ in range(args.servers)]
+    logs = ROOT / "var"
+    worker_log = logs / "bench-flood-worker.log"
+    queues = f"{os.environ['GENERATION_QUEUE']},{os.environ['CELERY_DEFAULT_QUEUE']}"
+    # Tasks a stopped run left behind would only slow this one down.
+    celery = [sys.executable, "-m", "celery", "-A", "arena"]
+    subprocess.run([*celery, "purge", "-f", "-Q", queues], cwd=ROOT, capture_output=True)
+    worker_args = ["celery", "-A", "arena", "worker", "-Q", queues, "-P", "threads", "-c", "16"]
+    worker_args += ["-l", "warning", "--without-gossip", "--without-mingle", "--without-heartbeat"]
+    procs = []
+    try:
+        procs.append(start(worker_args, worker_log))
+        servers = []
+        for i, port in enumerate(ports):
+            log = logs / f"bench-flood-daphne-{i}.log"
+            server = start(
+                ["daphne", "-b", "127.0.0.1", "-p", str(port), "arena.asgi:application"], log
+            )
+            procs.append(server)
+            servers.append((port, server, log))
+        for port, server, log in servers:
+            wait_until_serving(f"http://127.0.0.1:{port}", server, log)
+        began = time.monotonic()
+        tally = asyncio.run(flood(ports, clients, args.battles, args.time_limit))
+        elapsed = time.monotonic() - began
+    finally:
+        for proc in reversed(procs):
+            stop(proc)
+    print(f"logs: {logs}/bench-flood-*.log")
+    return 0 if report(tally, users, elapsed, args) else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,131 @@
+"""Reading the vote log for ranking: on PostgreSQL the votes come over a column at a time, and
+that must give exactly the arrays of the portable row-by-row read, odd JSON included."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from django.db import connection
+from django.utils import timezone
+
+from arena.demo import votes_simulate
+from arena.models import Battle, ModelEntry, Vote
+from ranking import selectors
+from tests.conftest import make_model
+
+STRENGTHS = {"Alpha": 0.5, "Beta": 0.0, "Gamma": -0.5}
+
+# Whatever a side's JSON holds, the style value is a number as itself, true/false as 1/0 and
+# anything else (or nothing) as 0.
+ODD_SIDES = [
+    {"output_tokens": 12.5, "style": {"headers": True, "list_items": False, "bold": "3"}},
+    {"output_tokens": None, "style": None},
+    {"style": {"headers": {"h1": 2}, "list_items": [1, 2], "bold": 1e-3}},
+    {},
+    {"output_tokens": 2**53 + 1, "style": "plain"},
+    {"output_tokens": -4, "style": {"headers": 0.1, "list_items": 2, "bold": None}},
+    {"output_tokens": "40", "style": {"headers": 1.5e300, "list_items": 3, "bold": 0}},
+]
+ODD_TEXTS = [("", ""), ("chat ☕", "fr"), ("coding", "en"), ("a\ttab", "x\ny")]
+
+
+@pytest.fixture
+def log(db):
+    from arena.services import prompt_create
+
+    for name in STRENGTHS:
+        make_model(name, name.lower())
+    make_model("Unused", "unused")
+    prompt_create(text="Anything?", category="general", language="en")
+    prompt_create(text="¿Algo?", category="general", language="es")
+    votes_simulate(n=60, strengths=STRENGTHS, once=False)
+    template = Vote.objects.order_by("pk").first()
+    models = list(ModelEntry.objects.filter(public_name__in=STRENGTHS).order_by("pk"))
+    for i, side in enumerate(ODD_SIDES):
+        model_a, model_b = models[i % 3], models[(i + 1) % 3]
+        battle = Battle.objects.create(
+            rater=template.rater,
+            prompt=template.prompt,
+            model_a=model_a,
+            model_b=model_b,
+            params={},
+            status=Battle.Status.VOTED,
+        )
+        category, language = ODD_TEXTS[i % len(ODD_TEXTS)]
+        Vote.objects.create(
+            battle=battle,
+            rater=template.rater,
+            rater_pool=template.rater_pool,
+            prompt=template.prompt,
+            prompt_hash=template.prompt_hash,
+            prompt_category=category,
+            prompt_language=language,
+            model_a=model_a,
+            model_b=model_b,
+            choice=["a", "b", "tie", "both_bad"][i % 4],
+            decision_ms=1000,
+            turns=1,
+            params={},
+            side_a=side,
+            side_b=ODD_SIDES[-1 - i],
+            sampling_probability=[None, 0.0, 0.25, 1e-9][i % 4],
+            simulated=i % 2 == 0,
+        )
+
+
+def assert_same(one, two) -> None:
+    assert one.model_names == two.model_names
+    for name in ("a", "b", "outcome", "style_a", "style_b", "category", "language"):
+        x, y = getattr(one, name), getattr(two, name)
+        assert x.dtype == y.dtype and x.shape == y.shape, name
+        assert np.array_equal(x, y), name
+    assert one.style_a.flags.c_contiguous and one.style_b.flags.c_contiguous
+    if two.weights is None:
+        assert one.weights is None
+    else:
+        assert np.array_equal(one.weights, two.weights)
+
+
+def both_reads(votes):
+    names = dict(ModelEntry.objects.values_list("pk", "public_name"))
+    return (
+        selectors._arrays_by_aggregate(votes, names=names),
+        selectors._arrays_by_rows(votes, names=names),
+    )
+
+
+@pytest.fixture
+def postgresql():
+    if connection.vendor != "postgresql":
+        pytest.skip("the column-wise read is PostgreSQL's")
+
+
+@pytest.mark.parametrize("chunk", [500_000, 5])
+def test_the_column_wise_read_gives_the_row_by_row_arrays(log, postgresql, monkeypatch, chunk):
+    monkeypatch.setattr(selectors, "_CHUNK_VOTES", chunk)
+    fast, portable = both_reads(Vote.objects.order_by("pk"))
+    assert len(fast.a) == 60 + len(ODD_SIDES)
+    assert_same(fast, portable)
+    odd = portable.style_a[-len(ODD_SIDES) :]
+    assert odd[0].tolist() == [12.5, 1.0, 0.0, 0.0]
+    assert odd[4][0] == float(2**53 + 1) and odd[6].tolist() == [0.0, 1.5e300, 3.0, 0.0]
+
+
+def test_the_column_wise_read_of_no_votes(log, postgresql):
+    assert_same(*both_reads(Vote.objects.none()))
+
+
+def test_vote_arrays_counts_and_reads_the_same_votes_either_way(log, postgresql, monkeypatch):
+    cutoff = timezone.now()
+    for include_simulated in (True, False):
+        fast = selectors.vote_arrays(cutoff=cutoff, include_simulated=include_simulated)
+        with monkeypatch.context() as patch:
+            patch.setattr(
+                selectors,
+                "_arrays_by_aggregate",
+                lambda votes, names: selectors._arrays_by_rows(votes, names=names),
+            )
+            portable = selectors.vote_arrays(cutoff=cutoff, include_simulated=include_simulated)
+        assert fast.excluded == portable.excluded
+        assert len(fast.arrays.a) == (60 + len(ODD_SIDES) if include_simulated else 3)
+        assert_same(fast.arrays, portable.arrays)
