@@ -32,6 +32,9 @@ os.environ.setdefault("REDIS_URL", "redis://127.0.0.1:6379/0")
 # Pacing wide open: one tick's worth of delay at most, so the figure is the transport's.
 os.environ.setdefault("ARENA_PACE_TICK_MS", "10")
 os.environ.setdefault("ARENA_PACE_CHARS", "1000000")
+# The bench measures the pipeline, not the rate limits it would otherwise run into.
+for _scope in ("USER", "NETWORK"):
+    os.environ.setdefault(f"RATELIMIT_BATTLE_START_{_scope}", "")
 
 STAMP = re.compile(r"⟨(\d+\.\d+)⟩")
 MOCK = {"ttft_ms": 50, "tokens_per_s": 40, "answer_tokens": 60, "timestamps": True}
@@ -179,10 +182,16 @@ def main() -> None:
                 "model_id": name.lower().replace(" ", "-"),
                 "backend": "mock",
                 "backend_settings": MOCK,
+                "supported_params": ["temperature", "top_p", "max_tokens"],
                 "active": True,
             },
         )
+    from allauth.account.models import EmailAddress
+
     user, _ = User.objects.get_or_create(email="bench@arena.local")
+    EmailAddress.objects.update_or_create(
+        user=user, email=user.email, defaults={"verified": True, "primary": True}
+    )
     client = Client()
     client.force_login(user)
     cookie = client.cookies["sessionid"].value
