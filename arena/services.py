@@ -468,16 +468,29 @@ def vote_cast(*, battle_id: object, rater: User, choice: object) -> Vote:
                 side_b=_side_record(battle, Answer.Side.B),
                 sampling_probability=battle.sampling_probability,
             )
+            findings = _vote_findings(vote=vote, battle=battle, rater=rater)
             VoteFlag.objects.bulk_create(
-                VoteFlag(vote=vote, reason=reason, detail=detail)
-                for reason, detail in _vote_findings(vote=vote, battle=battle, rater=rater)
+                VoteFlag(vote=vote, reason=reason, detail=detail) for reason, detail in findings
             )
+            low = [detail for reason, detail in findings if reason == "low_agreement"]
+            if low:
+                # The rater's judgement is in doubt, so their earlier votes are too.
+                _flag_earlier_votes(rater=rater, reason="low_agreement", detail=low[0])
             battle.status = Battle.Status.VOTED
             battle.save(update_fields=["status"])
     except IntegrityError:
         # The unique constraint caught a second vote racing past the status check.
         raise BattleError("already_voted", "This battle has already been voted on.") from None
     return vote
+
+
+def _flag_earlier_votes(*, rater: User, reason: str, detail: str) -> int:
+    flagged = VoteFlag.objects.filter(
+        reason=reason, action=VoteFlag.Action.FLAG, vote__rater=rater
+    ).values("vote_id")
+    votes = Vote.objects.filter(rater=rater).exclude(pk__in=flagged)
+    VoteFlag.objects.bulk_create(VoteFlag(vote=v, reason=reason, detail=detail) for v in votes)
+    return votes.count()
 
 
 def _counted_votes():

@@ -15,7 +15,10 @@ the whole side_a/side_b JSON decoded per row, then the same arrays built from it
 must give the same arrays (compared by fingerprint).
 
     uv run python bench/nightly.py [--votes 1000000] [--models 100] [--regenerate]
-        [--no-baseline]
+        [--no-baseline] [--repeat N]
+
+Other work on the machine slows every figure: the load average is printed, CPU seconds beside
+wall seconds, and --repeat N keeps the fastest of N recomputes.
 
 DATABASE_URL (default postgres://postgres@127.0.0.1:5432/arena_bench_nightly) is created if
 missing and migrated. Generation is skipped when it already holds enough votes; --regenerate
@@ -44,7 +47,6 @@ TARGET_RSS_MIB = 2048.0
 
 CATEGORIES = ("coding", "math", "writing", "reasoning", "chat", "extraction")
 LANGUAGES = ("en", "de", "es")
-LANGUAGE_WEIGHTS = (0.7, 0.15, 0.15)
 ORGANISATIONS = (
     "Demo Labs",
     "Example AI",
@@ -151,21 +153,12 @@ def generate(n_votes: int, n_models: int, seed: int = 0) -> None:
     from accounts.models import User
     from arena.models import Battle, ModelEntry, Prompt, Vote
     from arena.text import prompt_hash
+    from ranking.models import LeaderboardSnapshot as Snapshot
 
     rng = np.random.default_rng(seed)
     started = time.perf_counter()
-    tables = [
-        "arena_vote",
-        "arena_answer",
-        "arena_turn",
-        "arena_battle",
-        "arena_prompt",
-        "arena_modelprice",
-        "arena_modelentry",
-        "ranking_leaderboardrow",
-        "ranking_leaderboardsnapshot",
-        "accounts_user",
-    ]
+    # CASCADE empties whatever refers to these too (turns, answers, flags, snapshot rows...).
+    tables = [m._meta.db_table for m in (Vote, Battle, Prompt, ModelEntry, User, Snapshot)]
     with transaction.atomic(), connection.cursor() as django_cursor:
         cursor = django_cursor.cursor  # the psycopg 3 cursor, for COPY
         cursor.execute(f"TRUNCATE {', '.join(tables)} RESTART IDENTITY CASCADE")
@@ -328,7 +321,7 @@ def generate(n_votes: int, n_models: int, seed: int = 0) -> None:
             for i, row in enumerate(zip(*columns, strict=True)):
                 ma, mb, pr, choice, r, dec, ta, tb, ha, hb, la, lb, ba, bb = row[:14]
                 fa, fb, oka, okb, p = row[14:]
-                text, cat, lang, _ = prompts[pr]
+                _, cat, lang, _ = prompts[pr]
                 sa = side(
                     ma, ta, fa, round(fa + ta * 25.0, 1), "stop" if oka else "length", ha, la, ba
                 )

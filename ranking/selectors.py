@@ -91,7 +91,7 @@ def _style(values: tuple) -> tuple[float, float, float, float]:
 # numbers (the style values read exactly as `_style` reads them) and hands them over a column at a
 # time, each column one binary string per chunk of votes, which numpy reads as it is.
 
-_CHUNK_VOTES = 500_000  # ~60 MB a chunk, well below PostgreSQL's 1 GB for one row
+_CHUNK_VOTES = 250_000  # ~30 MB of values a chunk (twice that as hex on the wire)
 
 
 def _number_sql(column: str, key: str) -> str:
