@@ -23,13 +23,10 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
+
+from bench.common import free_port, percentile  # noqa: E402
+
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "arena.settings")
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def body(i: int) -> dict:
@@ -90,11 +87,6 @@ async def run(make, n: int, concurrency: int) -> tuple[float, list[float]]:
     return n / (time.perf_counter() - started), latencies
 
 
-def pct(values: list[float], q: float) -> float:
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, int(round(q * (len(ordered) - 1))))]
-
-
 async def measure(urls: list[str], n: int, levels: list[int]) -> None:
     from arena.backends.registry import backend_for
 
@@ -116,7 +108,7 @@ async def measure(urls: list[str], n: int, levels: list[int]) -> None:
         base_rps = base50 = base99 = 0.0
         for name, make in paths.items():
             rps, lat = await run(make, n, concurrency)
-            p50, p99 = pct(lat, 0.5), pct(lat, 0.99)
+            p50, p99 = percentile(lat, 0.5), percentile(lat, 0.99)
             if name == "bare httpx":
                 base_rps, base50, base99 = rps, p50, p99
             print(

@@ -26,6 +26,9 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
+
+from bench.common import ensure_database, percentile  # noqa: E402
+
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "arena.settings")
 os.environ.setdefault("DATABASE_URL", "postgres://postgres@127.0.0.1:5432/arena_bench")
 os.environ.setdefault("REDIS_URL", "redis://127.0.0.1:6379/0")
@@ -38,24 +41,6 @@ for _scope in ("USER", "NETWORK"):
 
 STAMP = re.compile(r"⟨(\d+\.\d+)⟩")
 MOCK = {"ttft_ms": 50, "tokens_per_s": 40, "answer_tokens": 60, "timestamps": True}
-
-
-def ensure_database() -> None:
-    import psycopg
-
-    url = os.environ["DATABASE_URL"]
-    if not url.startswith("postgres"):
-        return
-    base, name = url.rsplit("/", 1)
-    with psycopg.connect(base + "/postgres", autocommit=True) as conn:
-        exists = conn.execute("select 1 from pg_database where datname = %s", [name]).fetchone()
-        if not exists:
-            conn.execute(f'create database "{name}"')
-
-
-def percentile(values: list[float], q: float) -> float:
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, int(round(q * (len(ordered) - 1))))]
 
 
 class StampReader:

@@ -39,6 +39,9 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
+
+from bench import common  # noqa: E402
+
 os.environ["DJANGO_SETTINGS_MODULE"] = "arena.settings"
 os.environ.setdefault("DATABASE_URL", "postgres://postgres@127.0.0.1:5432/arena_bench_nightly")
 
@@ -62,17 +65,8 @@ PARAMS = '{"temperature": 0.7, "top_p": 1.0, "max_tokens": 1024}'
 
 
 def ensure_database() -> None:
-    import psycopg
-
-    url = os.environ["DATABASE_URL"]
-    if not url.startswith("postgres"):
-        raise SystemExit("bench/nightly.py needs PostgreSQL (COPY, the append-only trigger)")
-    base, name = url.rsplit("/", 1)
-    with psycopg.connect(base + "/postgres", autocommit=True) as conn:
-        exists = conn.execute("select 1 from pg_database where datname = %s", [name]).fetchone()
-        if not exists:
-            conn.execute(f'create database "{name}"')
-            print(f"created database {name}")
+    if common.ensure_database(require_postgres=True):
+        print(f"created database {os.environ['DATABASE_URL'].rsplit('/', 1)[1]}")
 
 
 def setup() -> None:

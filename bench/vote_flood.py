@@ -30,7 +30,6 @@ import json
 import os
 import random
 import signal
-import socket
 import subprocess
 import sys
 import time
@@ -43,6 +42,9 @@ from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
+
+from bench.common import ensure_database, free_port  # noqa: E402
+
 RUN = uuid.uuid4().hex[:8]
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "arena.settings")
@@ -81,25 +83,6 @@ class Tally:
 
 
 # Processes ----------------------------------------------------------------------------------
-
-
-def ensure_database() -> None:
-    import psycopg
-
-    url = os.environ["DATABASE_URL"]
-    if not url.startswith("postgres"):
-        return
-    base, name = url.rsplit("/", 1)
-    with psycopg.connect(base + "/postgres", autocommit=True) as conn:
-        exists = conn.execute("select 1 from pg_database where datname = %s", [name]).fetchone()
-        if not exists:
-            conn.execute(f'create database "{name}"')
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def start(args: list[str], log: Path) -> subprocess.Popen:

@@ -58,6 +58,19 @@ def bob(db) -> User:
     return make_user("bob@example.com")
 
 
+@pytest.fixture
+def staff(db) -> User:
+    return make_user("admin@example.com", is_staff=True, is_superuser=True)
+
+
+@pytest.fixture
+def admin_client(staff) -> Client:
+    """A client signed in as a superuser (replaces pytest-django's fixture of that name)."""
+    client = Client()
+    client.force_login(staff)
+    return client
+
+
 def make_model(name: str, model_id: str, *, organisation: str = "", vendor: str = "", **mock):
     return ModelEntry.objects.create(
         public_name=name,

@@ -17,18 +17,6 @@ from tests.conftest import make_user
 IMPORT_URL = "admin:arena_prompt_import"
 
 
-@pytest.fixture
-def staff(db) -> User:
-    return make_user("admin@example.com", is_staff=True, is_superuser=True)
-
-
-@pytest.fixture
-def admin_client(staff) -> Client:
-    client = Client()
-    client.force_login(staff)
-    return client
-
-
 def upload(client: Client, name: str, data: bytes):
     return client.post(reverse(IMPORT_URL), {"file": SimpleUploadedFile(name, data)})
 

@@ -6,13 +6,12 @@ from datetime import date
 from decimal import Decimal
 
 import pytest
-from django.test import Client
 from django.urls import reverse
 
 from arena import costs
 from arena.models import Answer, CostStatus, ModelEntry, ModelPrice
 from tests.arena.test_probe_backend import serving
-from tests.conftest import make_model, make_user, ready_battle
+from tests.conftest import make_model, ready_battle
 
 JUNE = date(2025, 6, 15)
 
@@ -148,13 +147,6 @@ def test_cost_display_discloses_example_pricing(db):
 
 
 # End to end ---------------------------------------------------------------------------------
-
-
-@pytest.fixture
-def admin_client(db) -> Client:
-    client = Client()
-    client.force_login(make_user("admin@example.com", is_staff=True, is_superuser=True))
-    return client
 
 
 @pytest.mark.usefixtures("generation")

@@ -26,18 +26,6 @@ BATTLES = "admin:arena_battle_changelist"
 GOLD = "admin:arena_golditem_changelist"
 
 
-@pytest.fixture
-def staff(db) -> User:
-    return make_user("admin@example.com", is_staff=True, is_superuser=True)
-
-
-@pytest.fixture
-def admin_client(staff) -> Client:
-    client = Client()
-    client.force_login(staff)
-    return client
-
-
 def act(client: Client, url: str, action: str, selected: list, **fields):
     """Post an admin action for the selected rows, as the change list form does."""
     return client.post(
