@@ -134,7 +134,8 @@ def subprocess_env() -> dict[str, str]:
         env["DATABASE_URL"] = f"sqlite:///{db['NAME']}"
     env["ARENA_PACE_TICK_MS"] = "5"
     env["ARENA_PACE_CHARS"] = "60"
-    env["ARENA_TURN_DEADLINE_S"] = "30"
+    # Short, so a deliberately stalled answer is over before the next test flushes the tables.
+    env["ARENA_TURN_DEADLINE_S"] = "8"
     env["RATELIMIT_CACHE_PREFIX"] = SESSION_RATELIMIT_PREFIX
     env.setdefault("PYTHONUNBUFFERED", "1")
     return env
@@ -190,8 +191,26 @@ def celery_worker(django_db_setup, django_db_blocker) -> Iterator[subprocess.Pop
 
 
 @pytest.fixture
-def generation(transactional_db, celery_worker) -> None:
-    """Tests that generate answers: committed data, and a worker when Celery is in use."""
+def generation(transactional_db, celery_worker) -> Iterator[None]:
+    """Tests that generate answers: committed data, and a worker when Celery is in use.
+
+    Afterwards it waits for the worker to finish what the test started: a task still writing
+    while the tables are flushed for the next test would deadlock with the flush.
+    """
+    yield
+    if celery_worker is not None:
+        import time
+
+        from arena.models import Answer
+
+        deadline = time.monotonic() + 12
+        while (
+            time.monotonic() < deadline
+            and Answer.objects.filter(
+                status__in=[Answer.Status.PENDING, Answer.Status.RUNNING]
+            ).exists()
+        ):
+            time.sleep(0.05)
 
 
 def session_headers(user: User) -> list[tuple[bytes, bytes]]:
