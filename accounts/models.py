@@ -36,9 +36,6 @@ class User(AbstractUser):
     username = None
     email = models.EmailField("email address", unique=True)
     rater_pool = models.CharField(max_length=16, choices=Pool.choices, default=Pool.CROWD)
-    trust_level = models.PositiveSmallIntegerField(
-        default=1, help_text="0 untrusted, 1 normal, 2 trusted (set by admins)"
-    )
     banned_at = models.DateTimeField(null=True, blank=True)
     ban_reason = models.CharField(max_length=300, blank=True, default="")
 

@@ -8,4 +8,5 @@ os.environ.setdefault("DJANGO_SETTINGS_MODULE", "arena.settings")
 
 app = Celery("arena")
 app.config_from_object("django.conf:settings", namespace="CELERY")
-app.autodiscover_tasks()
+# Task modules live in rooms, not at app level: arena.generation.tasks, ranking.tasks.
+app.autodiscover_tasks(["arena.generation", "ranking"])

@@ -5,7 +5,7 @@ from django.contrib import admin
 from django.urls import include, path
 
 from accounts.ratelimits import limit_view
-from arena import views
+from arena.battles import views
 from ranking import views as ranking_views
 
 urlpatterns = [

@@ -24,7 +24,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from bench.common import free_port, percentile  # noqa: E402
+from bench.common import free_port, percentile, stop  # noqa: E402
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "arena.settings")
 
@@ -57,7 +57,7 @@ async def bare(url: str, i: int) -> float:
 
 async def through(backend, i: int) -> float:
     from arena.backends.base import ChatRequest, Message
-    from arena.generation import stream_answer
+    from arena.generation.runner import stream_answer
 
     async def ignore(_: str) -> None:
         return None
@@ -165,8 +165,7 @@ def main() -> None:
             urls.append(line.rsplit(" ", 1)[1].strip())
         asyncio.run(measure(urls, args.requests, args.concurrency))
     finally:
-        server.terminate()
-        server.wait(timeout=10)
+        stop(server, timeout=10)
 
 
 if __name__ == "__main__":

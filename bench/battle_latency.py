@@ -19,7 +19,6 @@ import asyncio
 import os
 import re
 import statistics
-import subprocess
 import sys
 import time
 from pathlib import Path
@@ -27,7 +26,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from bench.common import ensure_database, percentile  # noqa: E402
+from bench import common  # noqa: E402
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "arena.settings")
 os.environ.setdefault("DATABASE_URL", "postgres://postgres@127.0.0.1:5432/arena_bench")
@@ -126,8 +125,8 @@ async def measure(loads: list[int], headers) -> None:
     for n in loads:
         base = await baseline(n)
         got, failed = await pipeline(n, headers)
-        b50, b99 = percentile(base, 0.5), percentile(base, 0.99)
-        p50, p99 = percentile(got, 0.5), percentile(got, 0.99)
+        b50, b99 = common.percentile(base, 0.5), common.percentile(base, 0.99)
+        p50, p99 = common.percentile(got, 0.5), common.percentile(got, 0.99)
         print(f"{n:>8} {'direct':<10} {len(base):>7} {b50:>9.2f} {b99:>9.2f}")
         print(
             f"{n:>8} {'pipeline':<10} {len(got):>7} {p50:>9.2f} {p99:>9.2f} "
@@ -146,71 +145,19 @@ def main() -> None:
     parser.add_argument("--battles", type=int, nargs="+", default=[1, 10, 20])
     args = parser.parse_args()
 
-    ensure_database()
-    import django
-
-    django.setup()
-    from django.core.management import call_command
-    from django.test import Client
-
+    common.setup_database()
     from accounts.models import User
-    from arena.models import ModelEntry
 
-    call_command("migrate", verbosity=0)
-    ModelEntry.objects.filter(active=True).exclude(public_name__startswith="Bench ").update(
-        active=False
-    )
-    for name in ("Bench A", "Bench B"):
-        ModelEntry.objects.update_or_create(
-            public_name=name,
-            defaults={
-                "model_id": name.lower().replace(" ", "-"),
-                "backend": "mock",
-                "backend_settings": MOCK,
-                "supported_params": ["temperature", "top_p", "max_tokens"],
-                "active": True,
-            },
-        )
-    from allauth.account.models import EmailAddress
-
+    common.only_mock_models("Bench", MOCK, supported_params=["temperature", "top_p", "max_tokens"])
     user, _ = User.objects.get_or_create(email="bench@arena.local")
-    EmailAddress.objects.update_or_create(
-        user=user, email=user.email, defaults={"verified": True, "primary": True}
-    )
-    client = Client()
-    client.force_login(user)
-    cookie = client.cookies["sessionid"].value
-    headers = [(b"cookie", f"sessionid={cookie}".encode()), (b"origin", b"http://localhost")]
+    common.verify_email(user)
+    headers = [(b"cookie", common.session_cookie(user).encode()), (b"origin", b"http://localhost")]
 
-    worker = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "celery",
-            "-A",
-            "arena",
-            "worker",
-            "-Q",
-            "generation,default",
-            "-P",
-            "threads",
-            "-c",
-            "48",
-            "-l",
-            "warning",
-            "--without-gossip",
-            "--without-mingle",
-        ],
-        cwd=ROOT,
-        env=dict(os.environ),
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
+    worker = common.start_worker("generation,default", concurrency=48)
     try:
         asyncio.run(measure(args.battles, headers))
     finally:
-        worker.terminate()
-        worker.wait(timeout=30)
+        common.stop(worker, timeout=30)
 
 
 if __name__ == "__main__":

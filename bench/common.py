@@ -1,9 +1,20 @@
-"""What the benchmark scripts share: their own database, a free port, percentiles."""
+"""What the benchmark scripts share: their own database, a free port, percentiles, the child
+processes they start (Celery workers, servers), mock models and signed-in raters."""
 
 from __future__ import annotations
 
 import os
 import socket
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+CELERY = ("celery", "-A", "arena")
+
+
+# Database -----------------------------------------------------------------------------------
 
 
 def ensure_database(*, require_postgres: bool = False) -> bool:
@@ -23,6 +34,22 @@ def ensure_database(*, require_postgres: bool = False) -> bool:
         return True
 
 
+def setup_database(*, require_postgres: bool = False) -> bool:
+    """The bench's database made if missing, Django set up and the database migrated; True if
+    the database was made."""
+    created = ensure_database(require_postgres=require_postgres)
+    import django
+
+    django.setup()
+    from django.core.management import call_command
+
+    call_command("migrate", verbosity=0)
+    return created
+
+
+# Figures ------------------------------------------------------------------------------------
+
+
 def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
@@ -32,3 +59,85 @@ def free_port() -> int:
 def percentile(values: list[float], q: float) -> float:
     ordered = sorted(values)
     return ordered[min(len(ordered) - 1, int(round(q * (len(ordered) - 1))))]
+
+
+# Child processes ----------------------------------------------------------------------------
+
+
+def start(args: list[str], log: Path | None = None) -> subprocess.Popen:
+    """``python -m *args`` in the project root and this environment; its output goes to
+    ``log``, or nowhere."""
+    with open(log or os.devnull, "w") as out:
+        return subprocess.Popen(
+            [sys.executable, "-m", *args],
+            cwd=ROOT,
+            env=dict(os.environ),
+            stdout=out,
+            stderr=subprocess.STDOUT,
+        )
+
+
+def start_worker(
+    queues: str, *, concurrency: int, log: Path | None = None, heartbeat: bool = True
+) -> subprocess.Popen:
+    """A Celery worker on ``queues`` (comma-separated), threads, quiet."""
+    args = [*CELERY, "worker", "-Q", queues, "-P", "threads", "-c", str(concurrency)]
+    args += ["-l", "warning", "--without-gossip", "--without-mingle"]
+    if not heartbeat:
+        args.append("--without-heartbeat")
+    return start(args, log)
+
+
+def stop(proc: subprocess.Popen, timeout: float = 20) -> None:
+    """SIGTERM, then SIGKILL if it has not exited within ``timeout`` seconds."""
+    if proc.poll() is not None:
+        return
+    proc.terminate()
+    try:
+        proc.wait(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait()
+
+
+# Data ---------------------------------------------------------------------------------------
+
+
+def only_mock_models(prefix: str, backend_settings: dict, **defaults: Any) -> None:
+    """``{prefix} A`` and ``{prefix} B`` on the mock backend become the only active models."""
+    from arena.catalog.models import ModelEntry
+
+    ModelEntry.objects.filter(active=True).exclude(public_name__startswith=f"{prefix} ").update(
+        active=False
+    )
+    for name in (f"{prefix} A", f"{prefix} B"):
+        ModelEntry.objects.update_or_create(
+            public_name=name,
+            defaults={
+                "model_id": name.lower().replace(" ", "-"),
+                "backend": "mock",
+                "backend_settings": backend_settings,
+                **defaults,
+                "active": True,
+            },
+        )
+
+
+def verify_email(user: Any) -> None:
+    """The user's address, verified and primary: enough to rate."""
+    from allauth.account.models import EmailAddress
+
+    EmailAddress.objects.update_or_create(
+        user=user, email=user.email, defaults={"verified": True, "primary": True}
+    )
+
+
+def session_cookie(user: Any) -> str:
+    """A Cookie header value (``name=value``) that signs ``user`` in."""
+    from django.conf import settings
+    from django.test import Client
+
+    client = Client()
+    client.force_login(user)
+    name = settings.SESSION_COOKIE_NAME
+    return f"{name}={client.cookies[name].value}"

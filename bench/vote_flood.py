@@ -25,11 +25,8 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import base64
-import json
 import os
 import random
-import signal
 import subprocess
 import sys
 import time
@@ -43,7 +40,8 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from bench.common import ensure_database, free_port  # noqa: E402
+from bench import common  # noqa: E402
+from bench.ws_client import Socket  # noqa: E402
 
 RUN = uuid.uuid4().hex[:8]
 
@@ -64,7 +62,6 @@ os.environ.setdefault("ARENA_PACE_CHARS", "60")
 os.environ.setdefault("PYTHONUNBUFFERED", "1")
 
 MOCK = {"ttft_ms": 0, "tokens_per_s": 0, "answer_tokens": 20}
-FRAME_TIMEOUT_S = 30
 ACTIONS = ("start", "vote")
 
 
@@ -85,28 +82,6 @@ class Tally:
 # Processes ----------------------------------------------------------------------------------
 
 
-def start(args: list[str], log: Path) -> subprocess.Popen:
-    with open(log, "w") as out:
-        return subprocess.Popen(
-            [sys.executable, "-m", *args],
-            cwd=ROOT,
-            env=dict(os.environ),
-            stdout=out,
-            stderr=subprocess.STDOUT,
-        )
-
-
-def stop(proc: subprocess.Popen) -> None:
-    if proc.poll() is not None:
-        return
-    proc.send_signal(signal.SIGTERM)
-    try:
-        proc.wait(timeout=20)
-    except subprocess.TimeoutExpired:
-        proc.kill()
-        proc.wait()
-
-
 def wait_until_serving(url: str, server: subprocess.Popen, log: Path) -> None:
     deadline = time.monotonic() + 60
     while True:
@@ -124,40 +99,15 @@ def wait_until_serving(url: str, server: subprocess.Popen, log: Path) -> None:
 
 def seed(n_clients: int) -> list[Any]:
     """Two fast mock models (the only active ones) and this run's raters, verified."""
-    from allauth.account.models import EmailAddress
-
     from accounts.models import User
-    from arena.models import ModelEntry
 
-    ModelEntry.objects.filter(active=True).exclude(public_name__startswith="Flood ").update(
-        active=False
-    )
-    for name in ("Flood A", "Flood B"):
-        ModelEntry.objects.update_or_create(
-            public_name=name,
-            defaults={
-                "model_id": name.lower().replace(" ", "-"),
-                "backend": "mock",
-                "backend_settings": MOCK,
-                "active": True,
-            },
-        )
+    common.only_mock_models("Flood", MOCK)
     users = []
     for i in range(n_clients):
         user = User.objects.create_user(f"flood-{RUN}-{i}@bench.local", password=None)
-        EmailAddress.objects.create(user=user, email=user.email, verified=True, primary=True)
+        common.verify_email(user)
         users.append(user)
     return users
-
-
-def session_cookie(user: Any) -> str:
-    from django.conf import settings
-    from django.test import Client
-
-    client = Client()
-    client.force_login(user)
-    name = settings.SESSION_COOKIE_NAME
-    return f"{name}={client.cookies[name].value}"
 
 
 def networks(count: int) -> list[str]:
@@ -167,99 +117,6 @@ def networks(count: int) -> list[str]:
 
 
 # Clients ------------------------------------------------------------------------------------
-
-
-def unmask(payload: bytes, mask: bytes) -> bytes:
-    """XOR with the 4-byte mask: masking and unmasking are the same operation."""
-    return bytes(b ^ mask[i % 4] for i, b in enumerate(payload))
-
-
-class Socket:
-    """Just enough of a websocket client (RFC 6455: text frames, ping, close) for this bench:
-    autobahn's asyncio flavour cannot load in a process where Django has loaded daphne."""
-
-    def __init__(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        self.reader = reader
-        self.writer = writer
-
-    @classmethod
-    async def open(cls, port: int, headers: dict[str, str]) -> Socket:
-        reader, writer = await asyncio.open_connection("127.0.0.1", port)
-        lines = [
-            "GET /ws/battle/ HTTP/1.1",
-            f"Host: 127.0.0.1:{port}",
-            "Upgrade: websocket",
-            "Connection: Upgrade",
-            f"Sec-WebSocket-Key: {base64.b64encode(os.urandom(16)).decode()}",
-            "Sec-WebSocket-Version: 13",
-            f"Origin: http://127.0.0.1:{port}",
-            *(f"{name}: {value}" for name, value in headers.items()),
-        ]
-        writer.write(("\r\n".join(lines) + "\r\n\r\n").encode())
-        response = await asyncio.wait_for(reader.readuntil(b"\r\n\r\n"), FRAME_TIMEOUT_S)
-        if not response.startswith(b"HTTP/1.1 101"):
-            writer.close()
-            status = response.split(b"\r\n", 1)[0].decode("latin-1")
-            raise ConnectionError(f"handshake refused: {status}")
-        return cls(reader, writer)
-
-    def _write(self, opcode: int, payload: bytes) -> None:
-        # Client frames are masked (the protocol requires it), one frame per message.
-        header = bytearray([0x80 | opcode])
-        size = len(payload)
-        if size < 126:
-            header.append(0x80 | size)
-        elif size < 1 << 16:
-            header += bytes([0x80 | 126]) + size.to_bytes(2, "big")
-        else:
-            header += bytes([0x80 | 127]) + size.to_bytes(8, "big")
-        mask = os.urandom(4)
-        self.writer.write(bytes(header) + mask + unmask(payload, mask))
-
-    def send(self, message: dict) -> None:
-        self._write(0x1, json.dumps(message).encode())
-
-    async def _message(self) -> dict | None:
-        """The next text message; None once the server closes."""
-        data = b""
-        while True:
-            first, second = await self.reader.readexactly(2)
-            size = second & 0x7F
-            if size >= 126:
-                size = int.from_bytes(await self.reader.readexactly(2 if size == 126 else 8))
-            mask = await self.reader.readexactly(4) if second & 0x80 else b""
-            payload = await self.reader.readexactly(size)
-            if mask:
-                payload = unmask(payload, mask)
-            opcode = first & 0x0F
-            if opcode == 0x8:
-                return None
-            if opcode == 0x9:
-                self._write(0xA, payload)
-            elif opcode in (0x0, 0x1):
-                data += payload
-                if first & 0x80:
-                    return json.loads(data)
-
-    async def until(self, *types: str) -> dict:
-        """The first frame whose type is one of ``types``; ConnectionError if the socket closes."""
-        while True:
-            try:
-                frame = await asyncio.wait_for(self._message(), FRAME_TIMEOUT_S)
-            except asyncio.IncompleteReadError:
-                frame = None
-            if frame is None:
-                raise ConnectionError("websocket closed")
-            if frame["type"] in types:
-                return frame
-
-    async def close(self) -> None:
-        try:
-            self._write(0x8, (1000).to_bytes(2, "big"))
-            await self.writer.drain()
-        except OSError:
-            pass
-        self.writer.close()
 
 
 def record_refusal(tally: Tally, action: str, frame: dict) -> None:
@@ -344,7 +201,7 @@ def busiest_windows(users: list[Any], n_networks: int) -> dict[str, tuple[int, s
     from django.conf import settings
 
     from accounts.ratelimits import parse_rate
-    from arena.models import Battle, Vote
+    from arena.battles.models import Battle, Vote
 
     network = {user.pk: i % n_networks for i, user in enumerate(users)}
     out = {}
@@ -362,7 +219,8 @@ def busiest_windows(users: list[Any], n_networks: int) -> dict[str, tuple[int, s
 def report(tally: Tally, users: list[Any], elapsed: float, args: argparse.Namespace) -> bool:
     from django.conf import settings
 
-    from arena.models import Battle, Vote, VoteFlag
+    from arena.battles.models import Battle, Vote
+    from arena.integrity.models import VoteFlag
 
     limits = {k: settings.RATELIMITS[k] for k in ("battle_start", "vote")}
     print(
@@ -428,39 +286,31 @@ def main() -> int:
     parser.add_argument("--time-limit", type=float, default=120.0, help="seconds, then stop")
     args = parser.parse_args()
 
-    ensure_database()
-    import django
-
-    django.setup()
-    from django.core.management import call_command
-
-    call_command("migrate", verbosity=0)
+    common.setup_database()
     users = seed(args.clients)
     nets = networks(args.networks)
     clients = [
         {
-            "Cookie": session_cookie(user),
+            "Cookie": common.session_cookie(user),
             "X-Forwarded-For": f"{nets[i % len(nets)]}.{10 + i // len(nets)}",
         }
         for i, user in enumerate(users)
     ]
 
-    ports = [free_port() for _ in range(args.servers)]
+    ports = [common.free_port() for _ in range(args.servers)]
     logs = ROOT / "var"
     worker_log = logs / "bench-flood-worker.log"
     queues = f"{os.environ['GENERATION_QUEUE']},{os.environ['CELERY_DEFAULT_QUEUE']}"
     # Tasks a stopped run left behind would only slow this one down.
-    celery = [sys.executable, "-m", "celery", "-A", "arena"]
-    subprocess.run([*celery, "purge", "-f", "-Q", queues], cwd=ROOT, capture_output=True)
-    worker_args = ["celery", "-A", "arena", "worker", "-Q", queues, "-P", "threads", "-c", "16"]
-    worker_args += ["-l", "warning", "--without-gossip", "--without-mingle", "--without-heartbeat"]
+    purge = [sys.executable, "-m", *common.CELERY, "purge", "-f", "-Q", queues]
+    subprocess.run(purge, cwd=ROOT, capture_output=True)
     procs = []
     try:
-        procs.append(start(worker_args, worker_log))
+        procs.append(common.start_worker(queues, concurrency=16, log=worker_log, heartbeat=False))
         servers = []
         for i, port in enumerate(ports):
             log = logs / f"bench-flood-daphne-{i}.log"
-            server = start(
+            server = common.start(
                 ["daphne", "-b", "127.0.0.1", "-p", str(port), "arena.asgi:application"], log
             )
             procs.append(server)
@@ -472,7 +322,7 @@ def main() -> int:
         elapsed = time.monotonic() - began
     finally:
         for proc in reversed(procs):
-            stop(proc)
+            common.stop(proc)
     print(f"logs: {logs}/bench-flood-*.log")
     return 0 if report(tally, users, elapsed, args) else 1
 

@@ -6,17 +6,13 @@ says P(a beats b) = σ(θ_a − θ_b), and a tie counts as half a win for each s
 
 from __future__ import annotations
 
-import ctypes
-import functools
-import threading
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import ParamSpec, TypeVar
 
 import numpy as np
 from scipy.sparse import coo_matrix
 from scipy.sparse.csgraph import connected_components
+
+from ranking.blas import blas_single
 
 A = 0
 B = 1
@@ -29,98 +25,6 @@ SCALE = 400.0 / np.log(10.0)
 # Above this many possible ordered pairs the dense bincount over M² bins costs more memory than
 # sorting the keys does.
 _DENSE_KEYS_MAX = 4_000_000
-
-
-# OpenBLAS thread control ----------------------------------------------------------------------
-
-_P = ParamSpec("_P")
-_R = TypeVar("_R")
-_blas_lock = threading.Lock()
-_blas_depth = 0
-_blas_saved: list[tuple[Callable[[int], None], int]] = []
-
-# (set, get) entry points of the OpenBLAS builds numpy and scipy wheels bundle, and of a plain one.
-_OPENBLAS_SYMBOLS = (
-    ("scipy_openblas_set_num_threads64_", "scipy_openblas_get_num_threads64_"),
-    ("scipy_openblas_set_num_threads", "scipy_openblas_get_num_threads"),
-    ("openblas_set_num_threads", "openblas_get_num_threads"),
-)
-
-
-@functools.cache
-def _openblas_controls() -> list[tuple[Callable[[int], None], Callable[[], int]]]:
-    """Thread setters/getters of every OpenBLAS loaded in this process (Linux; else none).
-
-    Looked up once, on first use: by then numpy's and scipy's copies are both loaded (this
-    package imports scipy.sparse and scipy.stats).
-    """
-    try:
-        with open("/proc/self/maps") as maps:
-            paths = sorted(
-                {
-                    line.split()[-1]
-                    for line in maps
-                    if "openblas" in line.lower() and line.rstrip().endswith(".so")
-                }
-            )
-    except OSError:
-        return []
-    found = []
-    for path in paths:
-        try:
-            lib = ctypes.CDLL(path)
-        except OSError:
-            continue
-        for set_name, get_name in _OPENBLAS_SYMBOLS:
-            setter = getattr(lib, set_name, None)
-            getter = getattr(lib, get_name, None)
-            if setter is not None and getter is not None:
-                setter.argtypes = [ctypes.c_int]
-                setter.restype = None
-                getter.restype = ctypes.c_int
-                found.append((setter, getter))
-                break
-    return found
-
-
-@contextmanager
-def single_threaded_blas() -> Iterator[None]:
-    """Run the block with OpenBLAS on one thread, restoring its setting afterwards.
-
-    The heavy loops here are numpy element-wise work plus many small BLAS/LAPACK calls (100×100
-    solves). OpenBLAS threads gain nothing on those, and after each call they spin waiting for
-    more work, taking the cores from the numpy threads that do the real work: on a busy 2-core
-    machine that made a bootstrap twice as slow. Nested and concurrent use is counted, so only
-    the outermost exit restores the previous setting.
-    """
-    global _blas_depth
-    with _blas_lock:
-        if _blas_depth == 0:
-            _blas_saved.clear()
-            for setter, getter in _openblas_controls():
-                _blas_saved.append((setter, int(getter())))
-                setter(1)
-        _blas_depth += 1
-    try:
-        yield
-    finally:
-        with _blas_lock:
-            _blas_depth -= 1
-            if _blas_depth == 0:
-                for setter, threads in _blas_saved:
-                    setter(threads)
-                _blas_saved.clear()
-
-
-def blas_single(func: Callable[_P, _R]) -> Callable[_P, _R]:
-    """Decorator form of `single_threaded_blas`."""
-
-    @functools.wraps(func)
-    def wrapper(*args: _P.args, **kwargs: _P.kwargs) -> _R:
-        with single_threaded_blas():
-            return func(*args, **kwargs)
-
-    return wrapper
 
 
 @dataclass(frozen=True)

@@ -12,13 +12,13 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ranking.blas import blas_single
 from ranking.bradley_terry import (
     BOTH_BAD,
     SCALE,
     TIE,
     A,
     B,
-    blas_single,
     components,
     counts_from_votes,
     fit,
@@ -51,7 +51,9 @@ class VoteArrays:
 
 
 @dataclass
-class Settings:
+class RankingConfig:
+    """Everything that shapes the numbers; stored with each snapshot, seed included."""
+
     method: str = "bootstrap"
     rounds: int = 1000
     style_rounds: int = 100
@@ -130,7 +132,7 @@ def _main_component(labels: np.ndarray, weight: np.ndarray) -> int:
 @blas_single
 def compute_board(
     votes: VoteArrays,
-    settings: Settings,
+    settings: RankingConfig,
     *,
     view: str = "raw",
     mask: np.ndarray | None = None,
@@ -273,7 +275,7 @@ def _raw(
     o: np.ndarray,
     n_models: int,
     weights: np.ndarray | None,
-    settings: Settings,
+    settings: RankingConfig,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     counts = counts_from_votes(a, b, o, n_models=n_models, weights=weights, both_bad="tie")
     if settings.method == "sandwich":
@@ -310,7 +312,7 @@ def _style(
     weights: np.ndarray | None,
     style_a: np.ndarray,
     style_b: np.ndarray,
-    settings: Settings,
+    settings: RankingConfig,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, dict[str, tuple[float, float, float]]]:
     data = style_data(a, b, o, style_a, style_b, n_models=n_models, names=STYLE_NAMES)
     if settings.method == "sandwich":
@@ -340,7 +342,7 @@ def breakdown_values(values: np.ndarray) -> list[str]:
 
 def compute_all(
     votes: VoteArrays,
-    settings: Settings,
+    settings: RankingConfig,
     *,
     by: Sequence[str] = ("category", "language"),
     style_breakdowns: bool = True,

@@ -13,7 +13,8 @@ import numpy as np
 from scipy.sparse import csr_matrix
 from scipy.stats import norm
 
-from ranking.bradley_terry import PairCounts, blas_single, fit, gradient_hessian, sigmoid
+from ranking.blas import blas_single
+from ranking.bradley_terry import PairCounts, fit, gradient_hessian, sigmoid
 
 # Rounds per batch: enough that numpy's per-call overhead vanishes, few enough that a chunk's
 # arrays stay at tens of megabytes (fewer still for very many pairs, see `bootstrap`).

@@ -51,6 +51,24 @@ class LeaderboardRow(models.Model):
     both_bad = models.PositiveIntegerField(default=0)
     both_bad_rate = models.FloatField(null=True)
 
+    # A row's columns in the public JSON and CSV downloads, in this order.
+    EXPORT_FIELDS = (
+        "model_name",
+        "organisation",
+        "section",
+        "score",
+        "lower",
+        "upper",
+        "rank_best",
+        "rank_worst",
+        "votes",
+        "wins",
+        "losses",
+        "ties",
+        "both_bad",
+        "both_bad_rate",
+    )
+
     class Meta:
         ordering = ["snapshot", "view", "breakdown", "rank_best", "-score", "model_name"]
         indexes = [models.Index(fields=["snapshot", "view", "breakdown"])]

@@ -5,6 +5,8 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+from ranking.numbers import none_if_nan
+
 ROW_H = 26
 LABEL_W = 190
 PLOT_W = 520
@@ -31,7 +33,7 @@ class Plot:
 
 def interval_plot(rows: list[tuple[str, float, float, float]]) -> Plot | None:
     """``rows``: (label, score, lower, upper), drawn top to bottom in the order given."""
-    rows = [r for r in rows if not any(v is None or math.isnan(v) for v in r[1:])]
+    rows = [r for r in rows if not any(none_if_nan(v) is None for v in r[1:])]
     if not rows:
         return None
     lo = min(r[2] for r in rows)

@@ -1,4 +1,4 @@
-"""Reads for ranking: the vote log as arrays, and published snapshots."""
+"""Reads for ranking: the counted vote log as arrays."""
 
 from __future__ import annotations
 
@@ -8,13 +8,15 @@ from datetime import datetime
 import numpy as np
 from django.core.exceptions import EmptyResultSet
 from django.db import connections, transaction
-from django.db.models import Exists, OuterRef, Q, QuerySet
+from django.db.models import Q, QuerySet
 from django.db.models.expressions import RawSQL
 
-from arena.models import ModelEntry, Vote, VoteFlag
+from arena.battles.models import Vote
+from arena.catalog.models import ModelEntry
+from arena.integrity.models import VoteFlag
+from arena.integrity.selectors import vote_flagged
+from ranking.battle_log import OUTCOME, Record, arrays_from_columns, arrays_from_records
 from ranking.compute import VoteArrays
-from ranking.logs import OUTCOME, Record, arrays_from_columns, arrays_from_records
-from ranking.models import LeaderboardRow, LeaderboardSnapshot
 
 STYLE_KEYS = ("output_tokens", "style__headers", "style__list_items", "style__bold")
 
@@ -28,10 +30,7 @@ def exclusion_rules(*, include_simulated: bool) -> list[tuple[str, Q]]:
     if not include_simulated:
         rules.append(("simulated", Q(simulated=True)))
     for reason in VoteFlag.Reason.values:
-        open_flags = VoteFlag.objects.filter(
-            vote=OuterRef("pk"), reason=reason, action=VoteFlag.Action.FLAG
-        ).exclude(reviews__action=VoteFlag.Action.LIFT)
-        rules.append((reason, Q(Exists(open_flags))))
+        rules.append((reason, Q(vote_flagged(reason))))
     return rules
 
 
@@ -56,14 +55,14 @@ def vote_arrays(*, cutoff: datetime, include_simulated: bool) -> LoadedVotes:
     names = dict(ModelEntry.objects.values_list("pk", "public_name"))
     counted = votes.exclude(seen).order_by("pk")
     if connections[counted.db].vendor == "postgresql":
-        arrays = _arrays_by_aggregate(counted, names=names)
+        arrays = arrays_by_aggregate(counted, names=names)
     else:
-        arrays = _arrays_by_rows(counted, names=names)
+        arrays = arrays_by_rows(counted, names=names)
     entries = {m.public_name: m for m in ModelEntry.objects.all()}
     return LoadedVotes(arrays, excluded, entries)
 
 
-def _arrays_by_rows(votes: QuerySet, *, names: dict[int, str]) -> VoteArrays:
+def arrays_by_rows(votes: QuerySet, *, names: dict[int, str]) -> VoteArrays:
     """The portable read: one row a vote, the style numbers picked out of side_a/side_b."""
     fields = [
         "model_a_id",
@@ -133,10 +132,10 @@ def _aggregate_columns(table: str) -> list[tuple[str, str, str]]:
     ]
 
 
-def _arrays_by_aggregate(votes: QuerySet, *, names: dict[int, str]) -> VoteArrays:
-    """The arrays `_arrays_by_rows` gives, read in chunks of votes in primary-key order: per
+def arrays_by_aggregate(votes: QuerySet, *, names: dict[int, str]) -> VoteArrays:
+    """The arrays `arrays_by_rows` gives, read in chunks of votes in primary-key order: per
     chunk one row holding each column's values back to back (``string_agg`` of the values'
-    binary forms), read by numpy without a Python object per vote."""
+    binary forms), read by numpy without a Python object per vote. PostgreSQL only."""
     connection = connections[votes.db]
     table = connection.ops.quote_name(Vote._meta.db_table)
     columns = _aggregate_columns(table)
@@ -211,56 +210,3 @@ def _arrays_by_aggregate(votes: QuerySet, *, names: dict[int, str]) -> VoteArray
         language=decoded("language"),
         probabilities=col.pop("p").astype(np.float64),
     )
-
-
-def snapshot_latest() -> LeaderboardSnapshot | None:
-    return LeaderboardSnapshot.objects.order_by("-computed_at", "-pk").first()
-
-
-@dataclass(frozen=True)
-class BoardView:
-    snapshot: LeaderboardSnapshot
-    view: str
-    breakdown: str
-    ranked: list[LeaderboardRow]
-    provisional: list[LeaderboardRow]
-    disconnected: list[LeaderboardRow]
-    retired: list[LeaderboardRow]
-    breakdowns: list[str]
-
-
-def board(*, snapshot: LeaderboardSnapshot, view: str, breakdown: str) -> BoardView:
-    rows = list(snapshot.rows.filter(view=view, breakdown=breakdown))
-    by = {s: [r for r in rows if r.section == s] for s in LeaderboardRow.Section.values}
-    by["ranked"].sort(key=lambda r: (-(r.score or 0), r.model_name))
-    breakdowns = sorted(
-        set(snapshot.rows.filter(view="raw").values_list("breakdown", flat=True)) - {"all"}
-    )
-    return BoardView(
-        snapshot=snapshot,
-        view=view,
-        breakdown=breakdown,
-        ranked=by["ranked"],
-        provisional=by["provisional"],
-        disconnected=by["disconnected"],
-        retired=by["retired"],
-        breakdowns=breakdowns,
-    )
-
-
-def sampling_state(*, models: list[ModelEntry]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Each model's interval (NaN when not ranked) and vote count from the latest snapshot."""
-    n = len(models)
-    lower = np.full(n, np.nan)
-    upper = np.full(n, np.nan)
-    votes = np.zeros(n)
-    snapshot = snapshot_latest()
-    if snapshot is not None:
-        rows = {r.model_name: r for r in snapshot.rows.filter(view="raw", breakdown="all")}
-        for i, model in enumerate(models):
-            row = rows.get(model.public_name)
-            if row is not None:
-                votes[i] = row.votes
-                if row.lower is not None and row.upper is not None:
-                    lower[i], upper[i] = row.lower, row.upper
-    return lower, upper, votes

@@ -5,7 +5,6 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
-import math
 import time
 from dataclasses import asdict
 from datetime import datetime
@@ -14,22 +13,31 @@ from django.conf import settings as django_settings
 from django.db import transaction
 from django.utils import timezone
 
-from arena.models import Vote
+from arena.battles.models import Vote
 from ranking import selectors
-from ranking.compute import Board, Settings, compute_all
+from ranking.compute import Board, RankingConfig, compute_all
 from ranking.models import LeaderboardRow, LeaderboardSnapshot
+from ranking.numbers import none_if_nan
 
 log = logging.getLogger(__name__)
 
 
-def ranking_settings(**overrides) -> Settings:
+def ranking_config(**overrides) -> RankingConfig:
     conf = {**django_settings.RANKING, **overrides}
-    known = {k: v for k, v in conf.items() if k in Settings.__dataclass_fields__}
-    return Settings(**known)
+    known = {k: v for k, v in conf.items() if k in RankingConfig.__dataclass_fields__}
+    return RankingConfig(**known)
 
 
-def _clean(x: float | None) -> float | None:
-    return None if x is None or (isinstance(x, float) and math.isnan(x)) else float(x)
+def _db_float(x: float | None) -> float | None:
+    """A row's number as its column stores it: a float, or NULL where there is no value."""
+    x = none_if_nan(x)
+    return None if x is None else float(x)
+
+
+def _hashed(value: object) -> object:
+    """A number as the content hash sees it: rounded past float noise, None for no value."""
+    value = none_if_nan(value)
+    return round(value, 9) if isinstance(value, float) else value
 
 
 def boards_hash(boards: list[Board]) -> str:
@@ -38,17 +46,7 @@ def boards_hash(boards: list[Board]) -> str:
         {
             "view": b.view,
             "breakdown": b.breakdown,
-            "rows": [
-                {
-                    k: (
-                        round(v, 9)
-                        if isinstance(v, float) and not math.isnan(v)
-                        else (None if isinstance(v, float) else v)
-                    )
-                    for k, v in asdict(r).items()
-                }
-                for r in b.rows
-            ],
+            "rows": [{k: _hashed(v) for k, v in asdict(r).items()} for r in b.rows],
         }
         for b in boards
     ]
@@ -70,7 +68,7 @@ def leaderboard_recompute(
     cutoff = cutoff or timezone.now()
     if include_simulated is None:
         include_simulated = django_settings.RANKING_INCLUDE_SIMULATED
-    conf = ranking_settings(**overrides)
+    conf = ranking_config(**overrides)
     loaded = selectors.vote_arrays(cutoff=cutoff, include_simulated=include_simulated)
     boards = compute_all(loaded.arrays, conf)
     digest = boards_hash(boards)
@@ -106,9 +104,9 @@ def leaderboard_recompute(
                         model_name=r.model,
                         organisation=entry.organisation if entry else "",
                         section=section,
-                        score=_clean(r.score),
-                        lower=_clean(r.lower),
-                        upper=_clean(r.upper),
+                        score=_db_float(r.score),
+                        lower=_db_float(r.lower),
+                        upper=_db_float(r.upper),
                         rank_best=r.rank_best if r.section == "ranked" else None,
                         rank_worst=r.rank_worst if r.section == "ranked" else None,
                         votes=r.votes,
@@ -116,7 +114,7 @@ def leaderboard_recompute(
                         losses=r.losses,
                         ties=r.ties,
                         both_bad=r.both_bad,
-                        both_bad_rate=_clean(r.both_bad_rate),
+                        both_bad_rate=_db_float(r.both_bad_rate),
                     )
                 )
         LeaderboardRow.objects.bulk_create(rows, batch_size=2000)

@@ -16,13 +16,13 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.stats import norm
 
+from ranking.blas import blas_single
 from ranking.bradley_terry import (
     BOTH_BAD,
     TIE,
     A,
     B,
     _check_both_bad,
-    blas_single,
     check_weights,
     validate_votes,
 )

@@ -3,46 +3,29 @@
 from __future__ import annotations
 
 import csv
-import math
 
 from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import get_object_or_404, render
 from django.views.decorators.http import require_GET
 
-from arena import selectors as arena_selectors
-from ranking import selectors
+from arena.battles import selectors as battle_selectors
+from ranking import snapshots
 from ranking.models import LeaderboardRow, LeaderboardSnapshot
+from ranking.numbers import none_if_nan
 from ranking.plot import interval_plot
-
-ROW_FIELDS = (
-    "model_name",
-    "organisation",
-    "section",
-    "score",
-    "lower",
-    "upper",
-    "rank_best",
-    "rank_worst",
-    "votes",
-    "wins",
-    "losses",
-    "ties",
-    "both_bad",
-    "both_bad_rate",
-)
 
 
 @require_GET
 def leaderboard(request: HttpRequest) -> HttpResponse:
-    snapshot = selectors.snapshot_latest()
+    snapshot = snapshots.snapshot_latest()
     if snapshot is None:
         return render(
-            request, "arena/leaderboard.html", {"rows": arena_selectors.model_vote_counts()}
+            request, "arena/leaderboard.html", {"rows": battle_selectors.model_vote_counts()}
         )
     view = request.GET.get("view", "raw")
     view = view if view in {"raw", "style"} else "raw"
     breakdown = request.GET.get("breakdown", "all")
-    data = selectors.board(snapshot=snapshot, view=view, breakdown=breakdown)
+    data = snapshots.board(snapshot=snapshot, view=view, breakdown=breakdown)
     if not (data.ranked or data.provisional or data.disconnected or data.retired):
         if breakdown != "all":
             raise Http404("No such breakdown in the latest leaderboard.")
@@ -66,22 +49,21 @@ def leaderboard(request: HttpRequest) -> HttpResponse:
 
 def _snapshot_or_404(snapshot_id: int | None) -> LeaderboardSnapshot:
     if snapshot_id is None:
-        snapshot = selectors.snapshot_latest()
+        snapshot = snapshots.snapshot_latest()
         if snapshot is None:
             raise Http404("No leaderboard has been computed yet.")
         return snapshot
     return get_object_or_404(LeaderboardSnapshot, pk=snapshot_id)
 
 
-def _num(v: float | None) -> float | None:
-    return None if v is None or (isinstance(v, float) and math.isnan(v)) else v
-
-
 def snapshot_payload(snapshot: LeaderboardSnapshot) -> dict:
     boards: dict[tuple[str, str], list[dict]] = {}
     for row in snapshot.rows.all().order_by("view", "breakdown", "rank_best", "-score"):
         boards.setdefault((row.view, row.breakdown), []).append(
-            {("model" if f == "model_name" else f): _num(getattr(row, f)) for f in ROW_FIELDS}
+            {
+                ("model" if f == "model_name" else f): none_if_nan(getattr(row, f))
+                for f in LeaderboardRow.EXPORT_FIELDS
+            }
         )
     return {
         "schema": "arena.leaderboard/1",
@@ -113,10 +95,15 @@ def leaderboard_csv(request: HttpRequest, snapshot_id: int | None = None) -> Htt
     response = HttpResponse(content_type="text/csv; charset=utf-8")
     response["Content-Disposition"] = f'attachment; filename="leaderboard-{snapshot.pk}.csv"'
     writer = csv.writer(response)
-    writer.writerow(["snapshot", "view", "breakdown", *ROW_FIELDS])
+    writer.writerow(["snapshot", "view", "breakdown", *LeaderboardRow.EXPORT_FIELDS])
     rows: list[LeaderboardRow] = snapshot.rows.all().order_by("view", "breakdown", "rank_best")
     for row in rows:
         writer.writerow(
-            [snapshot.pk, row.view, row.breakdown, *(_num(getattr(row, f)) for f in ROW_FIELDS)]
+            [
+                snapshot.pk,
+                row.view,
+                row.breakdown,
+                *(none_if_nan(getattr(row, f)) for f in LeaderboardRow.EXPORT_FIELDS),
+            ]
         )
     return response

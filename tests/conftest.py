@@ -23,7 +23,7 @@ from django.db import connections
 from django.test import Client
 
 from accounts.models import User
-from arena.models import ModelEntry
+from arena.catalog.models import ModelEntry
 
 ROOT = Path(__file__).resolve().parent.parent
 PASSWORD = "correct-horse-battery-staple"
@@ -201,7 +201,7 @@ def generation(transactional_db, celery_worker) -> Iterator[None]:
     if celery_worker is not None:
         import time
 
-        from arena.models import Answer
+        from arena.battles.models import Answer
 
         deadline = time.monotonic() + 12
         while (
@@ -241,7 +241,7 @@ def wait_for_answers(battle_id: object, *, limit_s: float = 30.0) -> None:
     """Block until every answer of the battle is finished (a worker may be producing them)."""
     import time
 
-    from arena.models import Answer
+    from arena.battles.models import Answer
 
     deadline = time.monotonic() + limit_s
     while Answer.objects.filter(turn__battle_id=battle_id, finished_at__isnull=True).exists():
@@ -252,14 +252,15 @@ def wait_for_answers(battle_id: object, *, limit_s: float = 30.0) -> None:
 
 def ready_battle(rater: User, text: str = "What is a monad?"):
     """A battle whose answers are complete and shown, ready for a vote."""
-    from arena import services
-    from arena.models import Battle
+    from arena.battles.models import Battle
+    from arena.battles.prompts import prompt_create
+    from arena.battles.services import battle_start, turn_mark_shown
 
     # A curated prompt, as a drawn one would be (gold items can only come from those).
-    prompt, _ = services.prompt_create(text=text)
-    battle = services.battle_start(rater=rater, text=text, prompt_id=prompt.pk)
+    prompt, _ = prompt_create(text=text)
+    battle = battle_start(rater=rater, text=text, prompt_id=prompt.pk)
     wait_for_answers(battle.pk)
-    services.turn_mark_shown(turn_id=battle.turns.get(index=0).pk)
+    turn_mark_shown(turn_id=battle.turns.get(index=0).pk)
     return Battle.objects.get(pk=battle.pk)
 
 

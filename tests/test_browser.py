@@ -7,7 +7,7 @@ import json
 import pytest
 from playwright.sync_api import expect
 
-from arena.models import Vote
+from arena.battles.models import Vote
 from tests.conftest import identity_strings, make_two_models
 
 pytestmark = [pytest.mark.browser, pytest.mark.usefixtures("generation")]
@@ -17,7 +17,7 @@ HOSTILE = '<script>window.__pwned = 1</script><img src="x" onerror="window.__pwn
 
 @pytest.fixture
 def battle_models(transactional_db):
-    from arena.services import prompt_create
+    from arena.battles.prompts import prompt_create
 
     prompt_create(text="Describe a lighthouse at dusk.", category="writing", language="en")
     return make_two_models(prefix=HOSTILE)
@@ -69,7 +69,7 @@ def test_identity_question_is_flagged_up_front_and_no_name_shows_before_the_vote
     page.click(".intro")
     page.keyboard.press("3")
     page.wait_for_selector("#arena[data-state=voted]")
-    from arena.models import Vote
+    from arena.battles.models import Vote
 
     vote = Vote.objects.get()
     assert set(vote.flags.values_list("reason", flat=True)) >= {"identity_question"}

@@ -6,6 +6,7 @@ import asyncio
 import dataclasses
 import json
 import os
+import re
 import weakref
 from collections.abc import AsyncIterator, Callable
 from pathlib import Path
@@ -56,6 +57,50 @@ def secret(settings: dict, name: str = "api_key") -> str | None:
         except OSError:
             raise SecretMissing(f"The secret file {file_name} cannot be read.") from None
     return None
+
+
+_SECRET_WORDS = frozenset(
+    {"key", "apikey", "token", "secret", "password", "passwd", "authorization", "credential"}
+)
+_REFERENCE_SUFFIXES = ("_env", "_file")
+_ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+
+
+def _names_a_secret(name: str) -> bool:
+    """True for api_key, apiKey, access_token, client-secret...; not for answer_tokens."""
+    # Whole words only, so length settings like max_tokens or tokens_per_s stay allowed.
+    spaced = re.sub(r"(?<=[a-z0-9])(?=[A-Z])", "_", name).lower()
+    return bool(_SECRET_WORDS.intersection(re.split(r"[^a-z0-9]+", spaced)))
+
+
+def secret_problems(value: object, where: str = "") -> list[str]:
+    """What is wrong with backend settings that would store a secret instead of naming where
+    it is; empty when they are fine."""
+    problems: list[str] = []
+    if isinstance(value, list):
+        for i, item in enumerate(value):
+            problems += secret_problems(item, f"{where}[{i}]")
+    if not isinstance(value, dict):
+        return problems
+    for key, item in value.items():
+        name = f"{where}.{key}" if where else str(key)
+        if str(key).lower().endswith(_REFERENCE_SUFFIXES):
+            # A pasted key in the *_env slot would be exactly the leak this check prevents.
+            if str(key).lower().endswith("_env") and not (
+                isinstance(item, str) and _ENV_NAME.match(item)
+            ):
+                problems.append(
+                    f"'{name}' must be the name of an environment variable (letters, digits "
+                    "and underscores), not its value."
+                )
+            continue
+        if _names_a_secret(str(key)):
+            problems.append(
+                f"'{name}' looks like a secret. Never store a key here: put it in an environment "
+                f"variable and give its name as '{key}_env' (or a file path as '{key}_file')."
+            )
+        problems += secret_problems(item, name)
+    return problems
 
 
 def scrub(event: Event, key: str | None) -> Event:

@@ -1,8 +1,13 @@
-"""Backend kinds by name: one module per kind, looked up here."""
+"""Backend kinds: the one list of them, which also supplies the model field's choices.
+
+Each kind is one module; adding one means one line here (name, label, class).
+"""
 
 from __future__ import annotations
 
 from collections.abc import Callable
+
+from django.db import models
 
 from arena.backends.anthropic import AnthropicBackend
 from arena.backends.base import Backend
@@ -10,31 +15,34 @@ from arena.backends.gemini import GeminiBackend
 from arena.backends.mock import MockBackend
 from arena.backends.openai import OpenAIBackend
 from arena.backends.openai_compatible import OpenAICompatibleBackend
+from arena.backends.pools import PooledBackend
 
-_KINDS: dict[str, Callable[[dict], Backend]] = {
-    "mock": MockBackend,
-    "openai_compatible": OpenAICompatibleBackend,
-    "openai": OpenAIBackend,
-    "anthropic": AnthropicBackend,
-    "gemini": GeminiBackend,
-}
+_KINDS: tuple[tuple[str, str, Callable[[dict], Backend]], ...] = (
+    ("mock", "Mock (deterministic, in-process)", MockBackend),
+    ("openai_compatible", "OpenAI-compatible (vLLM, TGI, Ollama, ...)", OpenAICompatibleBackend),
+    ("openai", "OpenAI", OpenAIBackend),
+    ("anthropic", "Anthropic Messages", AnthropicBackend),
+    ("gemini", "Google Gemini", GeminiBackend),
+)
+_FACTORIES = {name: factory for name, _, factory in _KINDS}
+
+# ModelEntry.backend's choices: Kind.MOCK == "mock", and so on.
+Kind = models.TextChoices("Kind", [(name.upper(), (name, label)) for name, label, _ in _KINDS])
 
 
-def register(kind: str, factory: Callable[[dict], Backend]) -> None:
-    _KINDS[kind] = factory
+class UnknownBackend(LookupError):
+    """A model names a kind this installation does not have."""
 
 
 def backend_for(kind: str, settings: dict) -> Backend:
     try:
-        factory = _KINDS[kind]
+        factory = _FACTORIES[kind]
     except KeyError:
-        raise LookupError(f"No backend of kind {kind!r} is installed.") from None
+        raise UnknownBackend(f"No backend of kind {kind!r} is installed.") from None
     if settings.get("replicas"):
-        from arena.backends.pools import PooledBackend
-
         return PooledBackend(settings, factory)
     return factory(settings)
 
 
 def installed_kinds() -> list[str]:
-    return sorted(_KINDS)
+    return sorted(_FACTORIES)

@@ -13,7 +13,7 @@ from django.test import Client, RequestFactory
 
 from accounts import ratelimits
 from accounts.models import User
-from arena.models import Battle, Turn, Vote
+from arena.battles.models import Battle, Turn, Vote
 from tests.conftest import PASSWORD, make_user, session_headers
 
 RECEIVE_TIMEOUT = 30  # a guard against hangs, not a speed assertion

@@ -9,9 +9,11 @@ from django.test import Client
 from django.urls import reverse
 
 from accounts.models import User
-from arena import services
-from arena.admin import ModelEntryForm
-from arena.models import Answer, ModelEntry, Prompt, Vote
+from arena.admin.catalog import ModelEntryForm
+from arena.battles.models import Answer, Prompt, Vote
+from arena.battles.prompts import prompt_create
+from arena.battles.services import battle_start, turn_mark_shown, vote_cast
+from arena.catalog.models import ModelEntry
 from tests.conftest import make_user
 
 IMPORT_URL = "admin:arena_prompt_import"
@@ -22,7 +24,7 @@ def upload(client: Client, name: str, data: bytes):
 
 
 def cast_vote(rater: User, choice: str) -> Vote:
-    battle = services.battle_start(rater=rater, text="Describe a sunrise.")
+    battle = battle_start(rater=rater, text="Describe a sunrise.")
     turn = battle.turns.get()
     deadline = time.monotonic() + 30
     while turn.answers.exclude(
@@ -30,16 +32,16 @@ def cast_vote(rater: User, choice: str) -> Vote:
     ).exists():
         assert time.monotonic() < deadline, "answers did not finish"
         time.sleep(0.02)
-    services.turn_mark_shown(turn_id=turn.pk)
-    return services.vote_cast(battle_id=battle.id, rater=rater, choice=choice)
+    turn_mark_shown(turn_id=turn.pk)
+    return vote_cast(battle_id=battle.id, rater=rater, choice=choice)
 
 
 # Prompts ------------------------------------------------------------------------------------
 
 
 def test_prompt_changelist_searches_filters_and_offers_import(admin_client):
-    services.prompt_create(text="Write a haiku about autumn.", category="creative", language="en")
-    services.prompt_create(text="Fix this off-by-one bug.", category="coding", language="en")
+    prompt_create(text="Write a haiku about autumn.", category="creative", language="en")
+    prompt_create(text="Fix this off-by-one bug.", category="coding", language="en")
     url = reverse("admin:arena_prompt_changelist")
 
     listing = admin_client.get(url)
@@ -147,7 +149,7 @@ def test_import_is_for_staff_only(alice):
 
 
 def test_prompt_added_twice_in_the_admin_is_a_form_error(admin_client):
-    services.prompt_create(text="Plan a three-day trip to Lisbon.")
+    prompt_create(text="Plan a three-day trip to Lisbon.")
 
     response = admin_client.post(
         reverse("admin:arena_prompt_add"),
@@ -160,7 +162,7 @@ def test_prompt_added_twice_in_the_admin_is_a_form_error(admin_client):
 
 
 def test_deactivate_action_withdraws_selected_prompts(admin_client):
-    prompt, _ = services.prompt_create(text="Explain TCP slow start.")
+    prompt, _ = prompt_create(text="Explain TCP slow start.")
 
     admin_client.post(
         reverse("admin:arena_prompt_changelist"),
@@ -309,10 +311,11 @@ def test_staff_without_permissions_can_read_but_not_change_votes(vote):
 def test_pool_page_shows_replica_health_throughput_and_vote_cost(client):
     import asyncio
 
-    from arena.backends.mock_server import MockServer
     from arena.backends.registry import backend_for
-    from arena.models import Answer, ModelEntry
-    from arena.selectors import replica_stats
+    from arena.battles.models import Answer
+    from arena.catalog.models import ModelEntry
+    from arena.devtools.mock_server import MockServer
+    from arena.generation.selectors import replica_stats
     from tests.conftest import make_user, ready_battle
 
     admin_user = make_user("root@example.com", is_staff=True, is_superuser=True)
@@ -354,7 +357,7 @@ def test_pool_page_shows_replica_health_throughput_and_vote_cost(client):
             "openai_compatible", {"replicas": [{"base_url": server.url}], "fail_threshold": 1}
         )
         from arena.backends.base import ChatRequest, Message
-        from arena.generation import stream_answer
+        from arena.generation.runner import stream_answer
 
         async def ignore(_: str) -> None:
             return None

@@ -8,9 +8,9 @@ from collections.abc import Iterator
 import pytest
 from django.core.management import call_command
 
-from arena import health
-from arena.backends.mock_server import MockServer
-from arena.models import ModelEntry
+from arena.catalog.models import ModelEntry
+from arena.devtools.mock_server import MockServer
+from arena.generation import probes
 from tests.arena.test_probe_backend import serving
 from tests.conftest import make_model
 
@@ -122,7 +122,7 @@ def test_probe_model_reports_each_replica(db, up_server, down_server):
         {"replicas": [{"base_url": up_server.url}, {"base_url": down_server.url}]},
     )
 
-    results = health.probe_models(models=[model], timeout_s=5)
+    results = probes.probe_models(models=[model], timeout_s=5)
 
     assert [(r.replica, r.up) for r in results] == [(up_server.url, True), (down_server.url, False)]
     assert results[0].ttft_ms is not None and results[0].error_kind == ""

@@ -7,7 +7,7 @@ import json
 import pytest
 from channels.db import database_sync_to_async
 
-from arena.models import Answer, Battle, Vote
+from arena.battles.models import Answer, Battle, Vote
 from tests.conftest import identity_strings, make_model
 
 pytestmark = pytest.mark.usefixtures("generation")
@@ -99,14 +99,14 @@ async def test_follow_up_sends_each_model_its_own_conversation(ws_connect, alice
     assert second[0] == {"type": "turn", "turn": 1}
     assert second[-1]["type"] == "turn_complete"
 
-    from arena import services
+    from arena.generation.services import answer_conversation
 
     battle_id = first[0]["battle"]
 
     def conversations():
         out = {}
         for answer in Answer.objects.filter(turn__battle_id=battle_id, turn__index=1):
-            out[answer.side] = services._conversation(answer)
+            out[answer.side] = answer_conversation(answer)
         first_answers = dict(
             Answer.objects.filter(turn__battle_id=battle_id, turn__index=0).values_list(
                 "side", "text"
@@ -333,7 +333,7 @@ async def test_an_answer_naming_a_model_is_redacted_and_the_vote_will_not_count(
     assert "[model name]" in shown
     await comm.send_json_to({"action": "vote", "choice": "a"})
     assert (await comm.receive_json_from(timeout=RECEIVE_TIMEOUT))["type"] == "revealed"
-    from arena.models import VoteFlag
+    from arena.integrity.models import VoteFlag
 
     reasons = await database_sync_to_async(
         lambda: set(VoteFlag.objects.values_list("reason", flat=True))

@@ -8,8 +8,9 @@ from decimal import Decimal
 import pytest
 from django.urls import reverse
 
-from arena import costs
-from arena.models import Answer, CostStatus, ModelEntry, ModelPrice
+from arena.battles.models import Answer
+from arena.catalog import costs
+from arena.catalog.models import CostStatus, ModelEntry, ModelPrice
 from tests.arena.test_probe_backend import serving
 from tests.conftest import make_model, ready_battle
 

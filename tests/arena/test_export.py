@@ -11,9 +11,10 @@ from django.core.management import CommandError, call_command
 from django.utils import timezone
 
 from accounts.models import User
-from arena import services
-from arena.export import parse_since
-from arena.models import Answer, Battle, Turn, Vote
+from arena.battles.export import parse_since
+from arena.battles.models import Answer, Battle, Turn, Vote
+from arena.battles.prompts import prompt_create
+from arena.battles.services import battle_follow_up, battle_start, turn_mark_shown, vote_cast
 
 TERMINAL = [Answer.Status.OK, Answer.Status.PARTIAL, Answer.Status.ERROR]
 
@@ -29,18 +30,18 @@ def wait_for_answers(turn: Turn) -> None:
 def shown(battle: Battle, index: int) -> None:
     turn = battle.turns.get(index=index)
     wait_for_answers(turn)
-    services.turn_mark_shown(turn_id=turn.pk)
+    turn_mark_shown(turn_id=turn.pk)
 
 
 def voted_battle(
     rater: User, choice: str, *, text: str = "Explain photosynthesis.", follow_ups: tuple = ()
 ) -> Vote:
-    battle = services.battle_start(rater=rater, text=text)
+    battle = battle_start(rater=rater, text=text)
     shown(battle, 0)
     for i, follow_up in enumerate(follow_ups, start=1):
-        services.battle_follow_up(battle_id=battle.id, rater=rater, text=follow_up)
+        battle_follow_up(battle_id=battle.id, rater=rater, text=follow_up)
         shown(battle, i)
-    return services.vote_cast(battle_id=battle.id, rater=rater, choice=choice)
+    return vote_cast(battle_id=battle.id, rater=rater, choice=choice)
 
 
 def export(*args: str) -> str:
@@ -60,14 +61,14 @@ def test_arena_format_maps_every_choice_to_fastchat_winner(generation, alice, tw
 
 
 def test_arena_row_carries_names_conversations_and_style_metadata(generation, alice, two_models):
-    prompt, _ = services.prompt_create(
+    prompt, _ = prompt_create(
         text="Compare two sorting algorithms.", category="coding", language="en"
     )
-    battle = services.battle_start(rater=alice, text=prompt.text, prompt_id=prompt.pk)
+    battle = battle_start(rater=alice, text=prompt.text, prompt_id=prompt.pk)
     shown(battle, 0)
-    services.battle_follow_up(battle_id=battle.id, rater=alice, text="Which is stable?")
+    battle_follow_up(battle_id=battle.id, rater=alice, text="Which is stable?")
     shown(battle, 1)
-    vote = services.vote_cast(battle_id=battle.id, rater=alice, choice="a")
+    vote = vote_cast(battle_id=battle.id, rater=alice, choice="a")
 
     (row,) = json.loads(export("--format", "arena"))
 

@@ -14,9 +14,14 @@ from django.db import DatabaseError, connection, transaction
 from django.utils import timezone
 
 from accounts.models import User
-from arena import gold, integrity, services
-from arena.models import AppendOnlyError, Battle, Turn, Vote, VoteFlag
-from arena.services import BattleError
+from arena.battles.models import Battle, Turn, Vote
+from arena.battles.services import battle_follow_up, battle_start, turn_mark_shown, vote_cast
+from arena.core.errors import AppendOnlyError, ServiceError
+from arena.integrity.checks import asks_identity
+from arena.integrity.gold import gold_draw, gold_mark
+from arena.integrity.models import VoteFlag
+from arena.integrity.selectors import rater_gold_agreement
+from arena.integrity.services import flag_review, rater_ban, rater_unban, vote_flag
 from ranking.services import leaderboard_recompute
 from tests.conftest import make_model, make_user, ready_battle, wait_for_answers
 
@@ -40,7 +45,7 @@ def calm_battle(rater: User, text: str) -> Battle:
 
 def calm_vote(rater: User, text: str, choice: str = "a") -> Vote:
     battle = calm_battle(rater, text)
-    return services.vote_cast(battle_id=battle.pk, rater=rater, choice=choice)
+    return vote_cast(battle_id=battle.pk, rater=rater, choice=choice)
 
 
 def flag_reasons(vote: Vote) -> list[str]:
@@ -64,15 +69,15 @@ def test_a_vote_faster_than_the_answers_can_be_read_is_flagged_too_fast(alice):
     make_model("Also Long", "al-2", answer_tokens=400, style="markdown")
 
     at_once = ready_battle(alice, "Explain the history of Rome.")
-    at_once_vote = services.vote_cast(battle_id=at_once.pk, rater=alice, choice="a")
+    at_once_vote = vote_cast(battle_id=at_once.pk, rater=alice, choice="a")
 
     # Three seconds is past the minimum, but not enough for long answers on both sides.
     skimmed = ready_battle(alice, "Explain the history of Athens.")
     shown_ago(skimmed, 3)
-    skimmed_vote = services.vote_cast(battle_id=skimmed.pk, rater=alice, choice="b")
+    skimmed_vote = vote_cast(battle_id=skimmed.pk, rater=alice, choice="b")
 
     read = calm_battle(alice, "Explain the history of Sparta.")
-    read_vote = services.vote_cast(battle_id=read.pk, rater=alice, choice="tie")
+    read_vote = vote_cast(battle_id=read.pk, rater=alice, choice="tie")
 
     assert flag_reasons(at_once_vote) == ["too_fast"]
     assert flag_reasons(skimmed_vote) == ["too_fast"]
@@ -89,14 +94,14 @@ def test_a_vote_faster_than_the_answers_can_be_read_is_flagged_too_fast(alice):
 
 @needs_generation
 def test_identical_answers_flag_the_vote(alice, two_models):
-    battle = services.battle_start(rater=alice, text="Say hello.")
+    battle = battle_start(rater=alice, text="Say hello.")
     wait_for_answers(battle.pk)
     turn = battle.turns.get()
     turn.answers.update(text="Hello! How can I help you today?")
-    services.turn_mark_shown(turn_id=turn.pk)
+    turn_mark_shown(turn_id=turn.pk)
     shown_ago(battle, 600)
 
-    vote = services.vote_cast(battle_id=battle.pk, rater=alice, choice="tie")
+    vote = vote_cast(battle_id=battle.pk, rater=alice, choice="tie")
 
     assert flag_reasons(vote) == ["identical_answers"]
     assert calm_vote(alice, "Say goodbye.").flags.count() == 0
@@ -113,7 +118,7 @@ def test_votes_past_the_cap_on_one_prompt_are_flagged(settings, two_models):
     text = "Write a limerick about a cat."
 
     # A vote that does not count does not use up the prompt's cap.
-    hasty_vote = services.vote_cast(battle_id=ready_battle(hasty, text).pk, rater=hasty, choice="a")
+    hasty_vote = vote_cast(battle_id=ready_battle(hasty, text).pk, rater=hasty, choice="a")
     votes = [calm_vote(r, text) for r in (first, second, third)]
 
     assert flag_reasons(hasty_vote) == ["too_fast"]
@@ -158,7 +163,7 @@ def test_votes_past_the_daily_cap_are_flagged_but_recorded(settings, alice, bob,
 def test_a_prompt_asking_the_model_who_it_is_flags_the_vote(alice, two_models):
     battle = calm_battle(alice, "What model are you?")
 
-    vote = services.vote_cast(battle_id=battle.pk, rater=alice, choice="a")
+    vote = vote_cast(battle_id=battle.pk, rater=alice, choice="a")
 
     assert [f["reason"] for f in battle.integrity_flags] == ["identity_question"]
     assert flag_reasons(vote) == ["identity_question"]
@@ -167,12 +172,12 @@ def test_a_prompt_asking_the_model_who_it_is_flags_the_vote(alice, two_models):
 @needs_generation
 def test_an_identity_question_in_a_follow_up_flags_the_vote(alice, two_models):
     battle = ready_battle(alice, "Tell me about tea.")
-    turn = services.battle_follow_up(battle_id=battle.pk, rater=alice, text="Wer bist du?")
+    turn = battle_follow_up(battle_id=battle.pk, rater=alice, text="Wer bist du?")
     wait_for_answers(battle.pk)
-    services.turn_mark_shown(turn_id=turn.pk)
+    turn_mark_shown(turn_id=turn.pk)
     shown_ago(battle, 600)
 
-    vote = services.vote_cast(battle_id=battle.pk, rater=alice, choice="b")
+    vote = vote_cast(battle_id=battle.pk, rater=alice, choice="b")
 
     assert flag_reasons(vote) == ["identity_question"]
     assert "turn 2" in vote.flags.get().detail
@@ -202,7 +207,7 @@ def test_an_identity_question_in_a_follow_up_flags_the_vote(alice, two_models):
     ],
 )
 def test_identity_questions_are_recognised_in_several_languages(settings, text):
-    assert integrity.asks_identity(text, settings.INTEGRITY["IDENTITY_QUESTIONS"])
+    assert asks_identity(text)
 
 
 @pytest.mark.parametrize(
@@ -216,7 +221,7 @@ def test_identity_questions_are_recognised_in_several_languages(settings, text):
     ],
 )
 def test_ordinary_prompts_are_not_identity_questions(settings, text):
-    assert not integrity.asks_identity(text, settings.INTEGRITY["IDENTITY_QUESTIONS"])
+    assert not asks_identity(text)
 
 
 # Bans ---------------------------------------------------------------------------------------
@@ -229,8 +234,8 @@ def test_banning_a_rater_flags_past_votes_and_refuses_new_ones(alice, bob, two_m
     pending = calm_battle(alice, "Describe the colour teal.")
     bystander = calm_vote(bob, "Describe the colour red.")
 
-    flagged = services.rater_ban(rater=alice, by=staff, reason="vote farming")
-    again = services.rater_ban(rater=alice, by=staff, reason="still farming")
+    flagged = rater_ban(rater=alice, by=staff, reason="vote farming")
+    again = rater_ban(rater=alice, by=staff, reason="still farming")
     alice.refresh_from_db()
 
     assert (flagged, again) == (2, 0)
@@ -243,14 +248,14 @@ def test_banning_a_rater_flags_past_votes_and_refuses_new_ones(alice, bob, two_m
             "vote farming",
         )
     assert flag_reasons(bystander) == []
-    with pytest.raises(BattleError) as voting:
-        services.vote_cast(battle_id=pending.pk, rater=alice, choice="a")
-    with pytest.raises(BattleError) as starting:
-        services.battle_start(rater=alice, text="Describe the colour blue.")
+    with pytest.raises(ServiceError) as voting:
+        vote_cast(battle_id=pending.pk, rater=alice, choice="a")
+    with pytest.raises(ServiceError) as starting:
+        battle_start(rater=alice, text="Describe the colour blue.")
     assert voting.value.code == starting.value.code == "banned"
     assert not Vote.objects.filter(battle=pending).exists()
 
-    services.rater_unban(rater=alice)
+    rater_unban(rater=alice)
     alice.refresh_from_db()
     later = calm_vote(alice, "Describe the colour green.")
 
@@ -262,10 +267,10 @@ def test_banning_a_rater_flags_past_votes_and_refuses_new_ones(alice, bob, two_m
 @needs_generation
 def test_a_rater_banned_while_signed_in_cannot_start_another_battle(alice, two_models):
     signed_in = User.objects.get(pk=alice.pk)  # as the consumer holds it since connect
-    services.rater_ban(rater=alice, by=None, reason="abuse")
+    rater_ban(rater=alice, by=None, reason="abuse")
 
-    with pytest.raises(BattleError) as err:
-        services.battle_start(rater=signed_in, text="One more, please.")
+    with pytest.raises(ServiceError) as err:
+        battle_start(rater=signed_in, text="One more, please.")
     assert err.value.code == "banned"
 
 
@@ -276,17 +281,17 @@ def make_gold_items(curator: User, n: int, correct_side: str = "a") -> list:
     items = []
     for i in range(n):
         battle = ready_battle(curator, f"Is {i * 7 + 3} a prime number?")
-        items.append(gold.gold_mark(battle_id=battle.pk, correct_side=correct_side))
+        items.append(gold_mark(battle_id=battle.pk, correct_side=correct_side))
     return items
 
 
 def gold_battle(rater: User) -> Battle:
-    prompt = gold.gold_draw(rater=rater)
+    prompt = gold_draw(rater=rater)
     assert prompt is not None, "no gold item was drawn"
-    battle = services.battle_start(rater=rater, text=prompt.text, prompt_id=prompt.pk)
+    battle = battle_start(rater=rater, text=prompt.text, prompt_id=prompt.pk)
     assert battle.gold_id is not None
     wait_for_answers(battle.pk)
-    services.turn_mark_shown(turn_id=battle.turns.get().pk)
+    turn_mark_shown(turn_id=battle.turns.get().pk)
     shown_ago(battle, 600)
     return Battle.objects.select_related("gold__source").get(pk=battle.pk)
 
@@ -309,12 +314,12 @@ def test_a_rater_who_disagrees_on_gold_battles_gets_low_agreement_flags(settings
     for _ in range(2):
         battle = gold_battle(crowd)
         votes.append(
-            services.vote_cast(battle_id=battle.pk, rater=crowd, choice=choose(battle, right=False))
+            vote_cast(battle_id=battle.pk, rater=crowd, choice=choose(battle, right=False))
         )
     settings.INTEGRITY = {**settings.INTEGRITY, "GOLD_SHARE": 0.0}
     next_vote = calm_vote(crowd, "Summarise the plot of Hamlet.")
 
-    assert gold.rater_agreement(rater=crowd) == (2, 0)
+    assert rater_gold_agreement(rater=crowd) == (2, 0)
     # One gold answer was too few to judge when it was cast; once the rater falls below the
     # agreement bar, their earlier votes are flagged too.
     assert flag_reasons(votes[0]) == ["low_agreement"]
@@ -332,11 +337,11 @@ def test_a_rater_who_agrees_on_gold_battles_is_not_flagged(settings, two_models)
 
     for _ in range(2):
         battle = gold_battle(crowd)
-        services.vote_cast(battle_id=battle.pk, rater=crowd, choice=choose(battle, right=True))
+        vote_cast(battle_id=battle.pk, rater=crowd, choice=choose(battle, right=True))
     settings.INTEGRITY = {**settings.INTEGRITY, "GOLD_SHARE": 0.0}
     next_vote = calm_vote(crowd, "Summarise the plot of Macbeth.")
 
-    assert gold.rater_agreement(rater=crowd) == (2, 2)
+    assert rater_gold_agreement(rater=crowd) == (2, 2)
     assert flag_reasons(next_vote) == []
 
 
@@ -348,9 +353,9 @@ def test_crowd_raters_need_a_verified_email_to_battle(two_models):
     unverified = make_user("new@example.com", verified=False)
     internal = make_user("staffer@example.com", verified=False, rater_pool=User.Pool.INTERNAL)
 
-    with pytest.raises(BattleError) as err:
-        services.battle_start(rater=unverified, text="Hello there.")
-    battle = services.battle_start(rater=internal, text="Hello there.")
+    with pytest.raises(ServiceError) as err:
+        battle_start(rater=unverified, text="Hello there.")
+    battle = battle_start(rater=internal, text="Hello there.")
 
     assert err.value.code == "email_unverified"
     assert not Battle.objects.filter(rater=unverified).exists()
@@ -362,7 +367,7 @@ def test_verification_can_be_switched_off_for_crowd_raters(settings, two_models)
     integrity_settings(settings, REQUIRE_VERIFIED_EMAIL_FOR_CROWD=False)
     unverified = make_user("new@example.com", verified=False)
 
-    assert services.battle_start(rater=unverified, text="Hello there.").rater == unverified
+    assert battle_start(rater=unverified, text="Hello there.").rater == unverified
 
 
 # The leaderboard ----------------------------------------------------------------------------
@@ -372,12 +377,12 @@ def test_verification_can_be_switched_off_for_crowd_raters(settings, two_models)
 def test_flagged_votes_are_left_out_of_the_leaderboard_until_lifted(alice, bob, two_models):
     staff = make_user("mod@example.com", is_staff=True)
     clean = [calm_vote(alice, "Explain recursion."), calm_vote(bob, "Explain iteration.")]
-    hasty = services.vote_cast(
+    hasty = vote_cast(
         battle_id=ready_battle(alice, "Explain closures.").pk, rater=alice, choice="b"
     )
     curious = calm_vote(bob, "Who are you?")
     admin_flagged = calm_vote(bob, "Explain generators.")
-    services.vote_flag(vote=admin_flagged, by=staff, reason="admin", detail="copy-paste spam")
+    vote_flag(vote=admin_flagged, by=staff, reason="admin", detail="copy-paste spam")
 
     before = leaderboard_recompute(rounds=20, min_votes=1)
 
@@ -387,10 +392,10 @@ def test_flagged_votes_are_left_out_of_the_leaderboard_until_lifted(alice, bob, 
     assert before.votes_excluded == {"too_fast": 1, "identity_question": 1, "admin": 1}
 
     flag = hasty.flags.get()
-    confirmed = services.flag_review(
+    confirmed = flag_review(
         flag=admin_flagged.flags.get(), by=staff, action="confirm", note="spam indeed"
     )
-    lift = services.flag_review(flag=flag, by=staff, action="lift", note="a fast reader")
+    lift = flag_review(flag=flag, by=staff, action="lift", note="a fast reader")
     after = leaderboard_recompute(rounds=20, min_votes=1)
 
     assert after.votes_used == 3
@@ -412,9 +417,7 @@ def test_flagged_votes_are_left_out_of_the_leaderboard_until_lifted(alice, bob, 
 @needs_generation
 @pytest.mark.skipif(connection.vendor != "postgresql", reason="triggers are PostgreSQL's")
 def test_database_refuses_update_and_delete_of_flags(alice, two_models):
-    vote = services.vote_cast(
-        battle_id=ready_battle(alice, "Explain closures.").pk, rater=alice, choice="a"
-    )
+    vote = vote_cast(battle_id=ready_battle(alice, "Explain closures.").pk, rater=alice, choice="a")
     assert flag_reasons(vote) == ["too_fast"]
 
     with pytest.raises(DatabaseError, match="append-only"), transaction.atomic():
@@ -425,19 +428,17 @@ def test_database_refuses_update_and_delete_of_flags(alice, two_models):
 
 @needs_generation
 def test_reviews_need_a_note_and_cannot_review_reviews(alice, two_models):
-    from django.core.exceptions import ValidationError
-
     staff = make_user("mod@example.com", is_staff=True)
     vote = calm_vote(alice, "Explain monads.")
-    flag = services.vote_flag(vote=vote, by=staff, detail="suspicious")
+    flag = vote_flag(vote=vote, by=staff, detail="suspicious")
 
-    with pytest.raises(ValidationError, match="note"):
-        services.flag_review(flag=flag, by=staff, action="lift", note="   ")
-    review = services.flag_review(flag=flag, by=staff, action="lift", note="fine after all")
-    with pytest.raises(ValidationError, match="not a review"):
-        services.flag_review(flag=review, by=staff, action="confirm", note="no")
-    with pytest.raises(ValidationError):
-        services.flag_review(flag=flag, by=staff, action="flag", note="again")
+    with pytest.raises(ServiceError, match="note"):
+        flag_review(flag=flag, by=staff, action="lift", note="   ")
+    review = flag_review(flag=flag, by=staff, action="lift", note="fine after all")
+    with pytest.raises(ServiceError, match="not a review"):
+        flag_review(flag=review, by=staff, action="confirm", note="no")
+    with pytest.raises(ServiceError):
+        flag_review(flag=flag, by=staff, action="flag", note="again")
     assert VoteFlag.objects.count() == 2
 
 
@@ -454,7 +455,7 @@ def run_together(*calls) -> list[str]:
         try:
             call()
             outcomes.append("ok")
-        except BattleError as exc:
+        except ServiceError as exc:
             outcomes.append(exc.code)
         finally:
             connection.close()
@@ -473,7 +474,7 @@ def test_two_votes_at_once_on_one_battle_record_exactly_one(alice, two_models):
 
     outcomes = run_together(
         *(
-            lambda c=choice: services.vote_cast(battle_id=battle.pk, rater=alice, choice=c)
+            lambda c=choice: vote_cast(battle_id=battle.pk, rater=alice, choice=c)
             for choice in ("a", "b")
         )
     )
@@ -490,10 +491,7 @@ def test_one_rater_racing_past_the_daily_cap_gets_exactly_one_counted_vote(
     battles = [calm_battle(alice, f"Give me a fun fact about {x}.") for x in ("owls", "bees")]
 
     outcomes = run_together(
-        *(
-            lambda b=battle: services.vote_cast(battle_id=b.pk, rater=alice, choice="a")
-            for battle in battles
-        )
+        *(lambda b=battle: vote_cast(battle_id=b.pk, rater=alice, choice="a") for battle in battles)
     )
 
     votes = list(Vote.objects.filter(rater=alice))
@@ -509,7 +507,7 @@ def test_many_accounts_racing_one_prompt_past_its_cap_count_only_the_cap(setting
 
     outcomes = run_together(
         *(
-            lambda b=battle, r=rater: services.vote_cast(battle_id=b.pk, rater=r, choice="a")
+            lambda b=battle, r=rater: vote_cast(battle_id=b.pk, rater=r, choice="a")
             for battle, rater in zip(battles, accounts, strict=True)
         )
     )

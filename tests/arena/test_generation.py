@@ -6,7 +6,7 @@ import pytest
 
 from arena.backends.base import ChatRequest, Message
 from arena.backends.mock import MockBackend, MockSettings, answer_text
-from arena.generation import stream_answer
+from arena.generation.runner import stream_answer
 
 REQUEST = ChatRequest(
     model_id="mock-test", messages=(Message("user", "Say something."),), params={"max_tokens": 60}

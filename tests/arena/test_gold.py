@@ -7,8 +7,13 @@ from django.test import Client
 from django.urls import reverse
 
 from accounts.models import User
-from arena import gold, services
-from arena.models import Answer, Battle, GoldItem
+from arena.battles.models import Answer, Battle
+from arena.battles.prompts import prompt_create
+from arena.battles.services import battle_follow_up, battle_start, turn_mark_shown, vote_cast
+from arena.core.errors import ServiceError
+from arena.integrity.gold import gold_draw, gold_mark
+from arena.integrity.models import GoldItem
+from arena.integrity.selectors import rater_gold_agreement
 from tests.arena.test_flags import choose, gold_battle, make_gold_items, shown_ago
 from tests.conftest import make_user, ready_battle, wait_for_answers
 
@@ -45,11 +50,11 @@ def first_turn_texts(battle: Battle) -> dict[int, str]:
 @pytest.mark.parametrize("swap", [True, False])
 def test_a_gold_battle_replays_the_source_answers(gold_always, curator, two_models, swap):
     source = ready_battle(curator, "Is 91 a prime number?")
-    item = gold.gold_mark(battle_id=source.pk, correct_side="b", note="91 = 7 x 13")
+    item = gold_mark(battle_id=source.pk, correct_side="b", note="91 = 7 x 13")
     crowd = make_user("crowd@example.com")
 
-    prompt = gold.gold_draw(rater=crowd)
-    battle = services.battle_start(
+    prompt = gold_draw(rater=crowd)
+    battle = battle_start(
         rater=crowd, text=prompt.text, prompt_id=prompt.pk, rng=FixedRandom(0.1 if swap else 0.9)
     )
     wait_for_answers(battle.pk)
@@ -74,23 +79,23 @@ def test_agreement_counts_the_chosen_model_on_single_turn_gold_battles(
 
     for right in (True, False):
         battle = gold_battle(crowd)
-        services.vote_cast(battle_id=battle.pk, rater=crowd, choice=choose(battle, right=right))
+        vote_cast(battle_id=battle.pk, rater=crowd, choice=choose(battle, right=right))
     tie = gold_battle(crowd)
-    services.vote_cast(battle_id=tie.pk, rater=crowd, choice="tie")
+    vote_cast(battle_id=tie.pk, rater=crowd, choice="tie")
     # A follow-up leaves the known answers behind, so that vote measures nothing.
     longer = gold_battle(crowd)
-    turn = services.battle_follow_up(battle_id=longer.pk, rater=crowd, text="Are you sure?")
+    turn = battle_follow_up(battle_id=longer.pk, rater=crowd, text="Are you sure?")
     wait_for_answers(longer.pk)
-    services.turn_mark_shown(turn_id=turn.pk)
+    turn_mark_shown(turn_id=turn.pk)
     shown_ago(longer, 600)
-    services.vote_cast(battle_id=longer.pk, rater=crowd, choice=choose(longer, right=True))
+    vote_cast(battle_id=longer.pk, rater=crowd, choice=choose(longer, right=True))
     # Ordinary battles are no evidence either way.
     settings.INTEGRITY = {**settings.INTEGRITY, "GOLD_SHARE": 0.0}
     plain = ready_battle(crowd, "Name three rivers.")
-    services.vote_cast(battle_id=plain.pk, rater=crowd, choice="a")
+    vote_cast(battle_id=plain.pk, rater=crowd, choice="a")
 
-    assert gold.rater_agreement(rater=crowd) == (3, 1)
-    assert gold.rater_agreement(rater=curator) == (0, 0)
+    assert rater_gold_agreement(rater=crowd) == (3, 1)
+    assert rater_gold_agreement(rater=curator) == (0, 0)
 
 
 def test_gold_is_drawn_only_for_crowd_raters(settings, gold_always, curator, two_models):
@@ -98,12 +103,12 @@ def test_gold_is_drawn_only_for_crowd_raters(settings, gold_always, curator, two
     internal = make_user("staffer@example.com", rater_pool=User.Pool.INTERNAL)
     crowd = make_user("crowd@example.com")
 
-    assert gold.gold_draw(rater=internal) is None
-    assert gold.gold_draw(rater=curator) is None
+    assert gold_draw(rater=internal) is None
+    assert gold_draw(rater=curator) is None
     settings.INTEGRITY = {**settings.INTEGRITY, "GOLD_SHARE": 0.0}
-    assert gold.gold_draw(rater=crowd) is None
+    assert gold_draw(rater=crowd) is None
     settings.INTEGRITY = {**settings.INTEGRITY, "GOLD_SHARE": 1.0}
-    assert gold.gold_draw(rater=crowd) is not None
+    assert gold_draw(rater=crowd) is not None
 
 
 def test_a_rater_is_never_served_the_same_gold_item_twice(gold_always, curator, two_models):
@@ -113,27 +118,27 @@ def test_a_rater_is_never_served_the_same_gold_item_twice(gold_always, curator, 
     served = [gold_battle(crowd).gold for _ in range(2)]
 
     assert sorted(i.pk for i in served) == sorted(i.pk for i in items)
-    assert gold.gold_draw(rater=crowd) is None
+    assert gold_draw(rater=crowd) is None
     # Another rater still gets them.
-    assert gold.gold_draw(rater=make_user("other@example.com")) is not None
+    assert gold_draw(rater=make_user("other@example.com")) is not None
 
 
 def test_withdrawn_gold_items_are_not_served(gold_always, curator, two_models):
     (item,) = make_gold_items(curator, 1)
     GoldItem.objects.filter(pk=item.pk).update(active=False)
 
-    assert gold.gold_draw(rater=make_user("crowd@example.com")) is None
+    assert gold_draw(rater=make_user("crowd@example.com")) is None
 
 
 def test_a_gold_ticket_is_for_one_rater_and_one_battle(gold_always, curator, two_models):
     (item,) = make_gold_items(curator, 1)
     crowd = make_user("crowd@example.com")
     other = make_user("other@example.com")
-    prompt = gold.gold_draw(rater=crowd)
+    prompt = gold_draw(rater=crowd)
 
-    theirs = services.battle_start(rater=other, text=prompt.text, prompt_id=prompt.pk)
-    mine = services.battle_start(rater=crowd, text=prompt.text, prompt_id=prompt.pk)
-    again = services.battle_start(rater=crowd, text=prompt.text, prompt_id=prompt.pk)
+    theirs = battle_start(rater=other, text=prompt.text, prompt_id=prompt.pk)
+    mine = battle_start(rater=crowd, text=prompt.text, prompt_id=prompt.pk)
+    again = battle_start(rater=crowd, text=prompt.text, prompt_id=prompt.pk)
 
     assert (theirs.gold, mine.gold, again.gold) == (None, item, None)
 
@@ -142,30 +147,30 @@ def test_only_battles_whose_first_answers_completed_can_be_gold(curator, two_mod
     battle = ready_battle(curator, "Is 97 a prime number?")
     Answer.objects.filter(turn__battle=battle, side="b").update(status=Answer.Status.PARTIAL)
 
-    with pytest.raises(ValueError, match="completed"):
-        gold.gold_mark(battle_id=battle.pk, correct_side="a")
-    with pytest.raises(ValueError, match="'a' or 'b'"):
-        gold.gold_mark(battle_id=battle.pk, correct_side="tie")
+    with pytest.raises(ServiceError, match="completed"):
+        gold_mark(battle_id=battle.pk, correct_side="a")
+    with pytest.raises(ServiceError, match="'a' or 'b'"):
+        gold_mark(battle_id=battle.pk, correct_side="tie")
     assert not GoldItem.objects.exists()
 
 
 def test_marking_a_battle_gold_again_updates_the_item(curator, two_models):
     battle = ready_battle(curator, "Is 89 a prime number?")
-    first = gold.gold_mark(battle_id=battle.pk, correct_side="a")
+    first = gold_mark(battle_id=battle.pk, correct_side="a")
     GoldItem.objects.filter(pk=first.pk).update(active=False)
 
-    second = gold.gold_mark(battle_id=battle.pk, correct_side="b", note="B is right")
+    second = gold_mark(battle_id=battle.pk, correct_side="b", note="B is right")
 
     assert second.pk == first.pk
     assert (second.correct_side, second.note, second.active) == ("b", "B is right", True)
 
 
 def test_a_gold_prompt_looks_like_any_random_prompt(settings, gold_always, curator, two_models):
-    prompt, _ = services.prompt_create(text="Is 51 a prime number?", category="math")
-    services.prompt_create(text="Is 53 a prime number?", category="math")
-    source = services.battle_start(rater=curator, text=prompt.text, prompt_id=prompt.pk)
+    prompt, _ = prompt_create(text="Is 51 a prime number?", category="math")
+    prompt_create(text="Is 53 a prime number?", category="math")
+    source = battle_start(rater=curator, text=prompt.text, prompt_id=prompt.pk)
     wait_for_answers(source.pk)
-    gold.gold_mark(battle_id=source.pk, correct_side="b")
+    gold_mark(battle_id=source.pk, correct_side="b")
     client = Client()
     client.force_login(make_user("crowd@example.com"))
 
@@ -180,7 +185,7 @@ def test_a_gold_prompt_looks_like_any_random_prompt(settings, gold_always, curat
 def test_a_rater_is_not_served_gold_made_from_their_own_battle(gold_always, two_models):
     crowd = make_user("crowd@example.com")
     battle = ready_battle(crowd, "Is 87 a prime number?")
-    services.vote_cast(battle_id=battle.pk, rater=crowd, choice="a")
-    gold.gold_mark(battle_id=battle.pk, correct_side="b")
+    vote_cast(battle_id=battle.pk, rater=crowd, choice="a")
+    gold_mark(battle_id=battle.pk, correct_side="b")
 
-    assert gold.gold_draw(rater=crowd) is None
+    assert gold_draw(rater=crowd) is None

@@ -12,8 +12,12 @@ from django.test import Client
 from django.urls import reverse
 
 from accounts.models import User
-from arena import gold, services
-from arena.models import Answer, GoldItem, Vote, VoteFlag
+from arena.battles.models import Answer, Vote
+from arena.battles.services import vote_cast
+from arena.integrity.gold import gold_draw
+from arena.integrity.models import GoldItem, VoteFlag
+from arena.integrity.selectors import counted_votes
+from arena.integrity.services import flag_review, rater_ban, vote_flag
 from tests.arena.test_flags import calm_vote, choose, gold_battle, make_gold_items
 from tests.conftest import make_user, ready_battle
 
@@ -54,7 +58,7 @@ def shown(response) -> list:
 
 def hasty_vote(rater: User, text: str) -> Vote:
     battle = ready_battle(rater, text)
-    return services.vote_cast(battle_id=battle.pk, rater=rater, choice="a")
+    return vote_cast(battle_id=battle.pk, rater=rater, choice="a")
 
 
 @pytest.fixture
@@ -70,8 +74,8 @@ def votes(generation, alice, bob, two_models) -> dict[str, Vote]:
 
 def test_flag_list_shows_flags_and_filters_and_searches_them(admin_client, staff, votes, bob):
     system_flag = votes["hasty"].flags.get()
-    admin_flag = services.vote_flag(vote=votes["clean"], by=staff, detail="looks scripted")
-    lift = services.flag_review(flag=system_flag, by=staff, action="lift", note="fast reader")
+    admin_flag = vote_flag(vote=votes["clean"], by=staff, detail="looks scripted")
+    lift = flag_review(flag=system_flag, by=staff, action="lift", note="fast reader")
     url = reverse(FLAGS)
 
     listing = admin_client.get(url)
@@ -134,25 +138,25 @@ def test_confirming_flags_asks_for_a_note_and_records_a_review(admin_client, sta
         staff,
     )
     assert review.vote == flag.vote and review.reason == flag.reason
-    assert not services._counted_votes().filter(pk=votes["hasty"].pk).exists()
+    assert not counted_votes().filter(pk=votes["hasty"].pk).exists()
 
 
 def test_lifting_a_flag_lets_its_vote_count_again(admin_client, staff, votes):
     flag = votes["hasty"].flags.get()
-    assert not services._counted_votes().filter(pk=votes["hasty"].pk).exists()
+    assert not counted_votes().filter(pk=votes["hasty"].pk).exists()
 
     done = apply(admin_client, FLAGS, "lift_flags", [flag.pk], note="checked the logs")
 
     assert "1 flag(s) lifted" in done.content.decode()
-    assert services._counted_votes().filter(pk=votes["hasty"].pk).exists()
+    assert counted_votes().filter(pk=votes["hasty"].pk).exists()
     assert VoteFlag.objects.get(pk=flag.pk).action == "flag"  # the flag row is untouched
     assert VoteFlag.objects.filter(review_of=flag, action="lift", created_by=staff).exists()
 
 
 def test_a_review_cannot_be_reviewed(admin_client, staff, votes):
     flag = votes["hasty"].flags.get()
-    review = services.flag_review(flag=flag, by=staff, action="confirm", note="confirmed")
-    other = services.vote_flag(vote=votes["clean"], by=staff, detail="odd")
+    review = flag_review(flag=flag, by=staff, action="confirm", note="confirmed")
+    other = vote_flag(vote=votes["clean"], by=staff, detail="odd")
 
     done = apply(admin_client, FLAGS, "lift_flags", [review.pk, other.pk], note="second look")
 
@@ -165,7 +169,7 @@ def test_a_review_cannot_be_reviewed(admin_client, staff, votes):
 
 def test_confirming_a_lifted_flag_warns_that_the_vote_still_counts(admin_client, staff, votes):
     flag = votes["hasty"].flags.get()
-    services.flag_review(flag=flag, by=staff, action="lift", note="fine")
+    flag_review(flag=flag, by=staff, action="lift", note="fine")
 
     done = apply(admin_client, FLAGS, "confirm_flags", [flag.pk], note="changed my mind")
 
@@ -191,7 +195,7 @@ def test_staff_without_permissions_can_read_flags_but_not_review_them(votes):
 
 def test_vote_page_shows_its_flags_read_only(admin_client, staff, votes):
     vote = votes["hasty"]
-    services.vote_flag(vote=vote, by=staff, detail="same answer every time")
+    vote_flag(vote=vote, by=staff, detail="same answer every time")
 
     page = admin_client.get(reverse("admin:arena_vote_change", args=[vote.pk])).content.decode()
 
@@ -233,17 +237,17 @@ def test_vote_list_says_which_votes_count(admin_client, votes):
 # Raters -------------------------------------------------------------------------------------
 
 
-def test_rater_list_shows_pool_trust_ban_and_quality(settings, admin_client, two_models):
+def test_rater_list_shows_pool_ban_and_quality(settings, admin_client, two_models):
     settings.INTEGRITY = {**settings.INTEGRITY, "GOLD_SHARE": 1.0}
-    curator = make_user("curator@example.com", rater_pool=User.Pool.INTERNAL, trust_level=2)
+    curator = make_user("curator@example.com", rater_pool=User.Pool.INTERNAL)
     make_gold_items(curator, 2)
-    crowd = make_user("crowd@example.com", trust_level=0)
+    crowd = make_user("crowd@example.com")
     for right in (True, False):
         battle = gold_battle(crowd)
-        services.vote_cast(battle_id=battle.pk, rater=crowd, choice=choose(battle, right=right))
+        vote_cast(battle_id=battle.pk, rater=crowd, choice=choose(battle, right=right))
     settings.INTEGRITY = {**settings.INTEGRITY, "GOLD_SHARE": 0.0}
     hasty_vote(crowd, "Explain closures.")
-    services.rater_ban(rater=curator, by=None, reason="test")
+    rater_ban(rater=curator, by=None, reason="test")
 
     listing = admin_client.get(reverse(USERS))
     rows = {u.email: u for u in shown(listing)}
@@ -258,16 +262,14 @@ def test_rater_list_shows_pool_trust_ban_and_quality(settings, admin_client, two
         0,
     )
     assert "1 of 2 (50%)" in page and "no gold votes" in page
-    for column in ("gold agreement", "flagged votes", "trust level", "banned", "Rater pool"):
+    for column in ("gold agreement", "flagged votes", "banned", "Rater pool"):
         assert column.lower() in page.lower()
 
     by_pool = admin_client.get(reverse(USERS), {"rater_pool__exact": "internal"})
-    by_trust = admin_client.get(reverse(USERS), {"trust_level__exact": "0"})
     banned = admin_client.get(reverse(USERS), {"banned": "yes"})
     not_banned = admin_client.get(reverse(USERS), {"banned": "no"})
 
     assert [u.email for u in shown(by_pool)] == ["curator@example.com"]
-    assert [u.email for u in shown(by_trust)] == ["crowd@example.com"]
     assert [u.email for u in shown(banned)] == ["curator@example.com"]
     assert "curator@example.com" not in [u.email for u in shown(not_banned)]
 
@@ -297,7 +299,7 @@ def test_banning_raters_needs_a_reason_and_flags_their_votes(admin_client, staff
 
 
 def test_unbanning_raters(admin_client, alice, bob, votes):
-    services.rater_ban(rater=alice, by=None, reason="mistake")
+    rater_ban(rater=alice, by=None, reason="mistake")
 
     done = act(admin_client, USERS, "unban_raters", [alice.pk, bob.pk])
     nothing = act(admin_client, USERS, "unban_raters", [bob.pk])
@@ -313,7 +315,6 @@ def user_form(user: User, **changes) -> dict:
     data = {
         "email": user.email,
         "rater_pool": user.rater_pool,
-        "trust_level": str(user.trust_level),
         "first_name": "",
         "last_name": "",
         "is_active": "on",
@@ -326,19 +327,19 @@ def user_form(user: User, **changes) -> dict:
     return data
 
 
-def test_trust_level_and_pool_are_edited_on_the_change_form(admin_client, alice):
+def test_pool_is_edited_on_the_change_form(admin_client, alice):
     url = reverse("admin:accounts_user_change", args=[alice.pk])
 
     page = admin_client.get(url).content.decode()
-    bad = admin_client.post(url, user_form(alice, trust_level="7"))
-    good = admin_client.post(url, user_form(alice, trust_level="2", rater_pool="internal"))
+    bad = admin_client.post(url, user_form(alice, rater_pool="everyone"))
+    good = admin_client.post(url, user_form(alice, rater_pool="internal"))
 
     alice.refresh_from_db()
-    assert 'name="trust_level"' in page and 'name="rater_pool"' in page
+    assert 'name="rater_pool"' in page
     assert 'name="banned_at"' not in page  # bans go through the action
     assert bad.status_code == 200 and "Select a valid choice" in bad.content.decode()
     assert good.status_code == 302, good.context["adminform"].form.errors
-    assert (alice.trust_level, alice.rater_pool) == (2, "internal")
+    assert alice.rater_pool == "internal"
 
 
 # Gold ---------------------------------------------------------------------------------------
@@ -375,7 +376,7 @@ def test_gold_item_list_shows_use_and_agreement(settings, admin_client, two_mode
     for n, right in enumerate((True, True, False)):
         rater = make_user(f"crowd{n}@example.com")
         battle = gold_battle(rater)
-        services.vote_cast(battle_id=battle.pk, rater=rater, choice=choose(battle, right=right))
+        vote_cast(battle_id=battle.pk, rater=rater, choice=choose(battle, right=right))
     gold_battle(make_user("pending@example.com"))  # served, not yet voted
 
     listing = admin_client.get(reverse(GOLD))
@@ -393,7 +394,7 @@ def test_gold_item_list_shows_use_and_agreement(settings, admin_client, two_mode
 
     act(admin_client, GOLD, "withdraw_items", [item.pk])
     assert not GoldItem.objects.get(pk=item.pk).active
-    assert gold.gold_draw(rater=make_user("late@example.com")) is None
+    assert gold_draw(rater=make_user("late@example.com")) is None
     act(admin_client, GOLD, "serve_items", [item.pk])
     assert GoldItem.objects.get(pk=item.pk).active
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from arena.pacing import Pacer
+from arena.battles.pacing import Pacer
 
 
 def drain(pacer: Pacer, ticks: int) -> list[dict[str, str]]:

@@ -12,7 +12,7 @@ from collections.abc import Iterator
 import pytest
 from django.core.management import CommandError, call_command
 
-from arena.backends.mock_server import MockServer
+from arena.devtools.mock_server import MockServer
 
 DOCUMENTED_KEYS = {
     "status",

@@ -9,24 +9,33 @@ from datetime import timedelta
 import pytest
 from django.db import DatabaseError, connection, transaction
 
-from arena import services
-from arena.models import Answer, AppendOnlyError, Battle, Prompt, Vote
-from arena.services import BattleError
+from arena.battles.models import Answer, Battle, Prompt, Vote
+from arena.battles.prompts import prompt_create
+from arena.battles.services import (
+    battle_follow_up,
+    battle_pick_models,
+    battle_start,
+    params_check,
+    turn_mark_shown,
+    vote_cast,
+)
+from arena.core.errors import AppendOnlyError, ServiceError
+from arena.generation.services import answer_conversation
 from tests.conftest import make_model, ready_battle
 
 pytestmark = pytest.mark.usefixtures("generation")
 
 
 def test_both_sides_get_identical_params_and_system_prompt(alice, two_models):
-    prompt, _ = services.prompt_create(
+    prompt, _ = prompt_create(
         text="Explain DNS.",
         category="tech",
         language="en",
         system_prompt="Answer in one paragraph.",
     )
-    battle = services.battle_start(rater=alice, text="Explain DNS.", prompt_id=prompt.pk)
+    battle = battle_start(rater=alice, text="Explain DNS.", prompt_id=prompt.pk)
     answers = {a.side: a for a in Answer.objects.filter(turn__battle=battle)}
-    requests = {side: services._conversation(answers[side]) for side in "ab"}
+    requests = {side: answer_conversation(answers[side]) for side in "ab"}
     assert requests["a"].params == requests["b"].params == battle.params
     assert set(battle.params) == {"temperature", "top_p", "max_tokens"}
     assert requests["a"].messages == requests["b"].messages
@@ -42,7 +51,7 @@ def test_pairs_are_two_different_models_on_random_sides(db):
         make_model(f"M{i}", f"id-{i}")
     twin = make_model("M0 again", "id-0")  # the same underlying model under another entry
     rng = random.Random(7)
-    pairs = [services.battle_pick_models(rng=rng)[:2] for _ in range(300)]
+    pairs = [battle_pick_models(rng=rng)[:2] for _ in range(300)]
     assert all(a.model_id != b.model_id for a, b in pairs)
     ids = [f"id-{i}" for i in range(4)]
     ordered = {(a.model_id, b.model_id) for a, b in pairs}
@@ -52,21 +61,21 @@ def test_pairs_are_two_different_models_on_random_sides(db):
 
 def test_fewer_than_two_models_is_a_clear_error(alice):
     make_model("Lonely", "lonely-1")
-    with pytest.raises(BattleError) as err:
-        services.battle_start(rater=alice, text="hello")
+    with pytest.raises(ServiceError) as err:
+        battle_start(rater=alice, text="hello")
     assert err.value.code == "no_models"
     assert not Battle.objects.exists()
 
 
 def test_typed_prompts_are_deduplicated_by_normalised_hash(alice, two_models):
-    services.battle_start(rater=alice, text="What is  Love?")
-    services.battle_start(rater=alice, text="what is love?")
+    battle_start(rater=alice, text="What is  Love?")
+    battle_start(rater=alice, text="what is love?")
     assert Prompt.objects.filter(source=Prompt.Source.RATER).count() == 1
 
 
 def test_vote_records_the_whole_event(alice, two_models):
     battle = ready_battle(alice, "Write a haiku about tea.")
-    vote = services.vote_cast(battle_id=battle.pk, rater=alice, choice="a")
+    vote = vote_cast(battle_id=battle.pk, rater=alice, choice="a")
     assert vote.rater_pool == alice.rater_pool
     assert vote.prompt_hash == battle.prompt.text_hash
     assert (vote.model_a, vote.model_b) == (battle.model_a, battle.model_b)
@@ -86,34 +95,34 @@ def test_decision_time_is_measured_from_when_both_answers_were_shown(alice, two_
     turn = battle.turns.get()
     turn.shown_at = turn.shown_at - timedelta(seconds=12)
     turn.save(update_fields=["shown_at"])
-    vote = services.vote_cast(battle_id=battle.pk, rater=alice, choice="tie")
+    vote = vote_cast(battle_id=battle.pk, rater=alice, choice="tie")
     assert 12_000 <= vote.decision_ms < 60_000
 
 
 def test_second_vote_is_rejected(alice, two_models):
     battle = ready_battle(alice)
-    services.vote_cast(battle_id=battle.pk, rater=alice, choice="a")
-    with pytest.raises(BattleError) as err:
-        services.vote_cast(battle_id=battle.pk, rater=alice, choice="b")
+    vote_cast(battle_id=battle.pk, rater=alice, choice="a")
+    with pytest.raises(ServiceError) as err:
+        vote_cast(battle_id=battle.pk, rater=alice, choice="b")
     assert err.value.code == "already_voted"
     assert Vote.objects.get().choice == "a"
 
 
 def test_unknown_choice_is_rejected(alice, two_models):
     battle = ready_battle(alice)
-    with pytest.raises(BattleError) as err:
-        services.vote_cast(battle_id=battle.pk, rater=alice, choice="c")
+    with pytest.raises(ServiceError) as err:
+        vote_cast(battle_id=battle.pk, rater=alice, choice="c")
     assert err.value.code == "unknown_choice"
     assert not Vote.objects.exists()
 
 
 def test_vote_on_someone_elses_battle_is_rejected(alice, bob, two_models):
     battle = ready_battle(alice)
-    with pytest.raises(BattleError) as err:
-        services.vote_cast(battle_id=battle.pk, rater=bob, choice="a")
+    with pytest.raises(ServiceError) as err:
+        vote_cast(battle_id=battle.pk, rater=bob, choice="a")
     assert err.value.code == "not_your_battle"
-    with pytest.raises(BattleError) as err:
-        services.vote_cast(battle_id="not-a-uuid", rater=bob, choice="a")
+    with pytest.raises(ServiceError) as err:
+        vote_cast(battle_id="not-a-uuid", rater=bob, choice="a")
     assert err.value.code == "unknown_battle"
     assert not Vote.objects.exists()
 
@@ -126,9 +135,9 @@ def test_two_tabs_voting_at_once_record_exactly_one_vote(alice, two_models):
     def tab(choice: str) -> None:
         barrier.wait()
         try:
-            services.vote_cast(battle_id=battle.pk, rater=alice, choice=choice)
+            vote_cast(battle_id=battle.pk, rater=alice, choice=choice)
             outcomes.append("ok")
-        except BattleError as exc:
+        except ServiceError as exc:
             outcomes.append(exc.code)
         finally:
             connection.close()
@@ -144,7 +153,7 @@ def test_two_tabs_voting_at_once_record_exactly_one_vote(alice, two_models):
 
 def test_votes_cannot_be_changed_or_deleted_through_the_model(alice, two_models):
     battle = ready_battle(alice)
-    vote = services.vote_cast(battle_id=battle.pk, rater=alice, choice="a")
+    vote = vote_cast(battle_id=battle.pk, rater=alice, choice="a")
     vote.choice = "b"
     with pytest.raises(AppendOnlyError):
         vote.save()
@@ -156,7 +165,7 @@ def test_votes_cannot_be_changed_or_deleted_through_the_model(alice, two_models)
 @pytest.mark.skipif(connection.vendor != "postgresql", reason="the trigger is PostgreSQL's")
 def test_database_refuses_update_and_delete_of_votes(alice, two_models):
     battle = ready_battle(alice)
-    services.vote_cast(battle_id=battle.pk, rater=alice, choice="a")
+    vote_cast(battle_id=battle.pk, rater=alice, choice="a")
     with pytest.raises(DatabaseError, match="append-only"), transaction.atomic():
         Vote.objects.update(choice="b")
     with pytest.raises(DatabaseError, match="append-only"), transaction.atomic():
@@ -168,17 +177,17 @@ def test_database_refuses_update_and_delete_of_votes(alice, two_models):
 def test_follow_up_needs_a_ready_battle_and_respects_the_turn_limit(alice, two_models, settings):
     settings.ARENA = {**settings.ARENA, "MAX_TURNS": 2}
     battle = ready_battle(alice)
-    turn = services.battle_follow_up(battle_id=battle.pk, rater=alice, text="More, please.")
+    turn = battle_follow_up(battle_id=battle.pk, rater=alice, text="More, please.")
     assert turn.index == 1
-    with pytest.raises(BattleError) as err:
-        services.battle_follow_up(battle_id=battle.pk, rater=alice, text="Again?")
+    with pytest.raises(ServiceError) as err:
+        battle_follow_up(battle_id=battle.pk, rater=alice, text="Again?")
     assert err.value.code == "answers_incomplete"
     from tests.conftest import wait_for_answers
 
     wait_for_answers(battle.pk)
-    services.turn_mark_shown(turn_id=turn.pk)
-    with pytest.raises(BattleError) as err:
-        services.battle_follow_up(battle_id=battle.pk, rater=alice, text="Once more?")
+    turn_mark_shown(turn_id=turn.pk)
+    with pytest.raises(ServiceError) as err:
+        battle_follow_up(battle_id=battle.pk, rater=alice, text="Once more?")
     assert err.value.code == "too_many_turns"
 
 
@@ -189,7 +198,7 @@ def test_a_model_that_cannot_take_a_shared_parameter_sits_battles_out(alice):
     fixed.supported_params = ["max_tokens", "top_p"]  # refuses a custom temperature
     fixed.save()
     rng = random.Random(3)
-    picked = {m for _ in range(100) for m in services.battle_pick_models(rng=rng)[:2]}
+    picked = {m for _ in range(100) for m in battle_pick_models(rng=rng)[:2]}
     assert fixed not in picked and len(picked) == 2
 
 
@@ -197,7 +206,7 @@ def test_params_check_names_the_model_and_the_parameter(db):
     fine = make_model("Fine", "fine-1")
     fixed = make_model("Fixed Temperature", "fixed-1")
     fixed.supported_params = ["max_tokens"]
-    with pytest.raises(services.ParamsError) as err:
-        services.params_check(models=[fine, fixed], params={"temperature": 0.7, "max_tokens": 9})
+    with pytest.raises(ServiceError) as err:
+        params_check(models=[fine, fixed], params={"temperature": 0.7, "max_tokens": 9})
     assert "Fixed Temperature" in err.value.message and "'temperature'" in err.value.message
-    services.params_check(models=[fine, fixed], params={"temperature": None, "max_tokens": 9})
+    params_check(models=[fine, fixed], params={"temperature": None, "max_tokens": 9})

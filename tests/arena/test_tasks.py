@@ -6,10 +6,11 @@ import pytest
 from asgiref.sync import async_to_sync
 from django.conf import settings
 
-from arena import services
-from arena.generation import answer_generate
-from arena.models import Answer, Battle
-from arena.tasks import generate
+from arena.battles.models import Answer, Battle
+from arena.battles.services import battle_start, vote_cast
+from arena.core.errors import ServiceError
+from arena.generation.tasks import generate
+from arena.generation.worker import answer_generate
 from tests.conftest import ready_battle
 
 pytestmark = pytest.mark.usefixtures("generation")
@@ -35,8 +36,8 @@ def test_a_task_redelivered_after_a_worker_died_fails_the_answer_visibly(alice, 
     assert answer.status in {Answer.Status.PARTIAL, Answer.Status.ERROR}
     assert "stopped" in answer.error_message
     assert Battle.objects.get(pk=battle.pk).status == Battle.Status.VOID
-    with pytest.raises(services.BattleError):
-        services.vote_cast(battle_id=battle.pk, rater=alice, choice="a")
+    with pytest.raises(ServiceError):
+        vote_cast(battle_id=battle.pk, rater=alice, choice="a")
 
 
 def test_an_unknown_answer_id_is_ignored(db):
@@ -54,7 +55,7 @@ def test_generation_goes_to_the_models_pool_queue_at_arena_priority(alice):
     client = redis.Redis.from_url(settings.REDIS_URL)
     key = f"arena-test-pool:{settings.GENERATION_PRIORITY}"
     client.delete(key, "arena-test-pool")
-    services.battle_start(rater=alice, text="Which queue?")
+    battle_start(rater=alice, text="Which queue?")
     try:
         assert client.llen(key) == 2  # both sides, waiting for that pool's workers
     finally:

@@ -6,9 +6,11 @@ import pytest
 from django.core.management import call_command
 
 from accounts.models import User
-from arena import services
-from arena.demo import DEMO_MODELS
-from arena.models import ModelEntry, Prompt
+from arena.battles.models import Prompt
+from arena.battles.prompts import prompt_create
+from arena.battles.services import vote_cast
+from arena.catalog.models import ModelEntry
+from arena.devtools.demo import DEMO_MODELS
 from tests.conftest import PASSWORD, identity_strings, ready_battle
 
 
@@ -37,7 +39,7 @@ def test_battle_page_is_blind_and_has_no_inline_script(client, alice, two_models
 def test_random_prompt_draws_an_active_curated_prompt(client, alice):
     client.force_login(alice)
     assert client.get("/api/prompts/random/").status_code == 404
-    prompt, _ = services.prompt_create(text="Curated one", category="writing")
+    prompt, _ = prompt_create(text="Curated one", category="writing")
     Prompt.objects.create(text="Inactive", active=False)
     Prompt.objects.create(text="Typed by someone", source=Prompt.Source.RATER)
     for _ in range(5):
@@ -81,7 +83,7 @@ def test_mutations_need_csrf(db, alice):
 def test_leaderboard_is_public_and_shows_raw_counts(client, alice, two_models):
     for choice in ("a", "tie", "both_bad"):
         battle = ready_battle(alice)
-        services.vote_cast(battle_id=battle.pk, rater=alice, choice=choice)
+        vote_cast(battle_id=battle.pk, rater=alice, choice=choice)
     response = client.get("/leaderboard/")
     assert response.status_code == 200
     assert b"Not yet a ranking" in response.content
@@ -101,8 +103,8 @@ def test_demo_seed_is_idempotent(db):
     assert set(Prompt.objects.values_list("language", flat=True)) >= {"en", "es"}
     assert User.objects.filter(is_superuser=True).count() == 1
     assert User.objects.count() == 3  # rater, admin and the inactive author of simulated votes
-    from arena.demo import SIMULATED_VOTES
-    from arena.models import Vote
+    from arena.battles.models import Vote
+    from arena.devtools.demo import SIMULATED_VOTES
     from ranking.models import LeaderboardSnapshot
 
     assert Vote.objects.filter(simulated=True).count() == SIMULATED_VOTES

@@ -15,6 +15,7 @@ from ranking.bradley_terry import (
     components,
     counts_from_votes,
     fit,
+    gradient_hessian,
     to_scores,
 )
 
@@ -79,19 +80,15 @@ def test_fit_agrees_with_choix_when_a_model_never_lost():
     assert np.isfinite(unpenalised).all() and unpenalised[4] > ours[4] > 3
 
 
-def test_fit_is_fast_for_a_hundred_models():
-    import time
-
+def test_fit_of_a_hundred_models_reaches_the_optimum():
+    # How long this takes is bench/ranking.py's to print, not a test's to assert.
     rng = np.random.default_rng(0)
     a, b, outcome = simulate(rng, rng.normal(size=100), 200_000)
     counts = counts_from_votes(a, b, outcome, n_models=100)
     assert counts.a.size == 4950
-    timings = []
-    for _ in range(3):  # best of three: a busy machine can stall any single run
-        started = time.perf_counter()
-        fit(counts)
-        timings.append(time.perf_counter() - started)
-    assert min(timings) < 0.1  # a few milliseconds in practice
+    theta = fit(counts)
+    gradient, _ = gradient_hessian(counts, theta, 1e-6)
+    assert np.abs(gradient).max() < 1e-6 and abs(theta.mean()) < 1e-12
 
 
 def test_counts_aggregate_unordered_pairs_with_ties_and_both_bad():
@@ -136,14 +133,11 @@ def test_counts_reject_bad_votes():
         counts_from_votes(np.array([0]), np.array([1]), np.array([A]), n_models=2, weights=[-1.0])
 
 
-def test_counts_of_a_million_votes_are_quick():
-    import time
-
+def test_counts_of_a_million_votes_keep_every_vote():
+    # How long this takes is bench/ranking.py's to print, not a test's to assert.
     rng = np.random.default_rng(0)
     a, b, outcome = simulate(rng, rng.normal(size=100), 1_000_000)
-    started = time.perf_counter()
     counts = counts_from_votes(a, b, outcome, n_models=100)
-    assert time.perf_counter() - started < 1.0  # tens of milliseconds in practice
     assert counts.total == 1_000_000
 
 

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from ranking.bradley_terry import BOTH_BAD, TIE, A, B
-from ranking.compute import Settings, VoteArrays, compute_all, compute_board
+from ranking.compute import RankingConfig, VoteArrays, compute_all, compute_board
 
 FAST = {"rounds": 100, "style_rounds": 20, "min_votes": 300}
 
@@ -64,7 +64,7 @@ def by_model(board):
 
 def test_ranked_models_get_scores_intervals_and_rank_ranges():
     votes = simulate(STRENGTHS, 4000)
-    board = compute_board(votes, Settings(**FAST))
+    board = compute_board(votes, RankingConfig(**FAST))
     rows = by_model(board)
     assert [r.model for r in board.rows] == ["Alpha", "Beta", "Gamma", "Delta"]
     assert all(r.section == "ranked" for r in board.rows)
@@ -95,7 +95,7 @@ def test_models_below_min_votes_are_provisional_without_a_score():
         votes.language[keep],
     )
     for view in ("raw", "style"):
-        board = compute_board(votes, Settings(**FAST), view=view)
+        board = compute_board(votes, RankingConfig(**FAST), view=view)
         rows = by_model(board)
         assert board.rows[-1].model == "Newbie"  # never at the top
         new = rows["Newbie"]
@@ -108,7 +108,7 @@ def test_models_below_min_votes_are_provisional_without_a_score():
 
 def test_models_without_votes_are_left_off_the_board():
     votes = simulate(STRENGTHS, 2000, names=sorted([*STRENGTHS, "Retired"]))
-    board = compute_board(votes, Settings(**FAST))
+    board = compute_board(votes, RankingConfig(**FAST))
     assert "Retired" not in by_model(board)
     assert len(board.rows) == 4
 
@@ -123,7 +123,7 @@ def test_disconnected_models_are_listed_apart_with_a_note():
         ("Island1", "Island2"),
     ]
     votes = simulate(strengths, 5000, pairs=pairs)
-    board = compute_board(votes, Settings(**FAST))
+    board = compute_board(votes, RankingConfig(**FAST))
     rows = by_model(board)
     assert {rows[m].section for m in ("Island1", "Island2")} == {"disconnected"}
     assert all(math.isnan(rows[m].score) for m in ("Island1", "Island2"))
@@ -135,7 +135,7 @@ def test_disconnected_models_are_listed_apart_with_a_note():
 
 def test_breakdowns_have_their_own_counts():
     votes = simulate(STRENGTHS, 6000)
-    boards = compute_all(votes, Settings(**FAST))
+    boards = compute_all(votes, RankingConfig(**FAST))
     keys = [(b.view, b.breakdown) for b in boards]
     assert keys == [
         ("raw", "all"),
@@ -178,7 +178,7 @@ def test_counts_and_both_bad_rate_per_model():
         np.full(n, "x", dtype=object),
         np.full(n, "en", dtype=object),
     )
-    rows = by_model(compute_board(votes, Settings(**FAST)))
+    rows = by_model(compute_board(votes, RankingConfig(**FAST)))
     m0 = rows["M0"]
     # M0 in: (0,1) A win, (0,2) B loss, (2,0) both bad, (0,1) A win, (1,0) A loss, (0,2) tie.
     assert (m0.votes, m0.wins, m0.losses, m0.ties, m0.both_bad) == (300, 100, 100, 50, 50)
@@ -189,11 +189,11 @@ def test_counts_and_both_bad_rate_per_model():
 
 def test_same_votes_and_seed_give_identical_boards():
     votes = simulate({**STRENGTHS, "Newbie": 0.0}, 3000, seed=5)
-    settings = Settings(**FAST, seed=3)
+    settings = RankingConfig(**FAST, seed=3)
     first = compute_all(votes, settings)
     second = compute_all(votes, settings)
     assert repr(first) == repr(second)
-    other = compute_all(votes, Settings(**FAST, seed=4))
+    other = compute_all(votes, RankingConfig(**FAST, seed=4))
     assert repr(other) != repr(first)
 
 
@@ -208,8 +208,8 @@ def test_reweighting_changes_results_only_when_weights_differ():
     weights = np.where(alpha_won, 0.5, 1.0) * rng.uniform(0.9, 1.1, votes.a.size)
     weights /= weights.mean()
     for method in ("bootstrap", "sandwich"):
-        plain = Settings(**FAST, method=method)
-        reweighted = Settings(**FAST, method=method, reweight=True)
+        plain = RankingConfig(**FAST, method=method)
+        reweighted = RankingConfig(**FAST, method=method, reweight=True)
         votes.weights = weights
         base = by_model(compute_board(votes, plain))
         moved = by_model(compute_board(votes, reweighted))
@@ -226,32 +226,32 @@ def test_reweighting_changes_results_only_when_weights_differ():
 
 def test_anchor_model_sits_at_the_anchor_score():
     votes = simulate(STRENGTHS, 3000)
-    board = compute_board(votes, Settings(**FAST, anchor="Gamma", anchor_score=1200.0))
+    board = compute_board(votes, RankingConfig(**FAST, anchor="Gamma", anchor_score=1200.0))
     gamma = by_model(board)["Gamma"]
     assert gamma.score == pytest.approx(1200.0)
     assert gamma.lower < 1200.0 < gamma.upper
-    missing = compute_board(votes, Settings(**FAST, anchor="Nobody"))
+    missing = compute_board(votes, RankingConfig(**FAST, anchor="Nobody"))
     assert "anchor" in missing.note
     assert np.mean([r.score for r in missing.rows]) == pytest.approx(1000.0)
 
 
 def test_sandwich_and_bootstrap_boards_agree_roughly():
     votes = simulate(STRENGTHS, 6000, seed=7)
-    boot = by_model(compute_board(votes, Settings(**{**FAST, "rounds": 400})))
-    sand = by_model(compute_board(votes, Settings(**FAST, method="sandwich")))
+    boot = by_model(compute_board(votes, RankingConfig(**{**FAST, "rounds": 400})))
+    sand = by_model(compute_board(votes, RankingConfig(**FAST, method="sandwich")))
     for name in STRENGTHS:
         assert boot[name].score == pytest.approx(sand[name].score, abs=1e-6)
         width_b = boot[name].upper - boot[name].lower
         width_s = sand[name].upper - sand[name].lower
         assert 0.75 < width_s / width_b < 1.33
-    style = compute_board(votes, Settings(**FAST, method="sandwich"), view="style")
+    style = compute_board(votes, RankingConfig(**FAST, method="sandwich"), view="style")
     assert all(r.lower < r.score < r.upper for r in style.rows)
 
 
 def test_dropping_both_bad_votes_changes_the_fit_not_the_counts():
     votes = simulate(STRENGTHS, 4000, seed=1)
-    tie = by_model(compute_board(votes, Settings(**FAST, method="sandwich")))
-    drop = by_model(compute_board(votes, Settings(**FAST, method="sandwich", both_bad="drop")))
+    tie = by_model(compute_board(votes, RankingConfig(**FAST, method="sandwich")))
+    drop = by_model(compute_board(votes, RankingConfig(**FAST, method="sandwich", both_bad="drop")))
     assert tie["Alpha"].votes == drop["Alpha"].votes
     assert tie["Alpha"].score != drop["Alpha"].score
     # "Both bad" counted as ties pulls the scores together.
@@ -263,13 +263,13 @@ def test_a_model_that_never_lost_is_ranked_with_a_warning():
     alpha = votes.model_names.index("Alpha")
     votes.outcome[votes.a == alpha] = A
     votes.outcome[votes.b == alpha] = B
-    board = compute_board(votes, Settings(**FAST))
+    board = compute_board(votes, RankingConfig(**FAST))
     top = board.rows[0]
     assert top.model == "Alpha" and top.losses == 0 and math.isfinite(top.score)
     assert "never lost" in board.note and "Alpha" in board.note
 
 
 def test_settings_round_trip_as_a_dict():
-    settings = Settings(method="sandwich", anchor="Alpha", reweight=True)
-    assert Settings(**settings.as_dict()) == settings
+    settings = RankingConfig(method="sandwich", anchor="Alpha", reweight=True)
+    assert RankingConfig(**settings.as_dict()) == settings
     assert settings.as_dict()["min_votes"] == 300

@@ -8,8 +8,8 @@ import pytest
 from django.core.management import call_command
 from django.utils import timezone
 
-from arena.demo import votes_simulate
-from arena.models import ModelEntry
+from arena.catalog.models import ModelEntry
+from arena.devtools.demo import votes_simulate
 from ranking import services
 from ranking.models import LeaderboardRow, LeaderboardSnapshot
 from tests.conftest import make_model
@@ -22,7 +22,7 @@ def voted(db):
     for name in STRENGTHS:
         make_model(name, name.lower())
     make_model("Newcomer", "new-1")  # no votes at all
-    from arena.services import prompt_create
+    from arena.battles.prompts import prompt_create
 
     prompt_create(text="Anything?", category="general", language="en")
     prompt_create(text="¿Algo?", category="general", language="es")
@@ -202,7 +202,7 @@ def test_admins_can_recompute_from_the_admin(voted, client):
 
 
 def test_battles_record_the_probability_of_their_pair(voted):
-    from arena.services import battle_start
+    from arena.battles.services import battle_start
     from tests.conftest import make_user
 
     services.leaderboard_recompute(include_simulated=True, rounds=50)

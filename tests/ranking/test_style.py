@@ -134,8 +134,8 @@ def test_style_fit_equals_plain_fit_when_features_are_zero():
 
 
 def test_style_fit_never_builds_a_votes_by_models_matrix():
-    # 200,000 votes × 100 models would be 160 MB dense; the scatter-built fit is quick and small.
-    import time
+    # 200,000 votes × 100 models would be 160 MB dense; the scatter-built fit stays small (and
+    # quick, which bench/ranking.py prints).
     import tracemalloc
 
     rng = np.random.default_rng(0)
@@ -151,9 +151,7 @@ def test_style_fit_never_builds_a_votes_by_models_matrix():
         n_models=m,
     )
     tracemalloc.start()
-    started = time.perf_counter()
     fit_style(data)
-    elapsed = time.perf_counter() - started
     peak = tracemalloc.get_traced_memory()[1]
     tracemalloc.stop()
-    assert peak < 60e6 and elapsed < 5.0
+    assert peak < 60e6

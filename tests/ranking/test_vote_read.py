@@ -8,8 +8,9 @@ import pytest
 from django.db import connection
 from django.utils import timezone
 
-from arena.demo import votes_simulate
-from arena.models import Battle, ModelEntry, Vote
+from arena.battles.models import Battle, Vote
+from arena.catalog.models import ModelEntry
+from arena.devtools.demo import votes_simulate
 from ranking import selectors
 from tests.conftest import make_model
 
@@ -31,7 +32,7 @@ ODD_TEXTS = [("", ""), ("chat ☕", "fr"), ("coding", "en"), ("a\ttab", "x\ny")]
 
 @pytest.fixture
 def log(db):
-    from arena.services import prompt_create
+    from arena.battles.prompts import prompt_create
 
     for name in STRENGTHS:
         make_model(name, name.lower())
@@ -89,8 +90,8 @@ def assert_same(one, two) -> None:
 def both_reads(votes):
     names = dict(ModelEntry.objects.values_list("pk", "public_name"))
     return (
-        selectors._arrays_by_aggregate(votes, names=names),
-        selectors._arrays_by_rows(votes, names=names),
+        selectors.arrays_by_aggregate(votes, names=names),
+        selectors.arrays_by_rows(votes, names=names),
     )
 
 
@@ -122,8 +123,8 @@ def test_vote_arrays_counts_and_reads_the_same_votes_either_way(log, postgresql,
         with monkeypatch.context() as patch:
             patch.setattr(
                 selectors,
-                "_arrays_by_aggregate",
-                lambda votes, names: selectors._arrays_by_rows(votes, names=names),
+                "arrays_by_aggregate",
+                lambda votes, names: selectors.arrays_by_rows(votes, names=names),
             )
             portable = selectors.vote_arrays(cutoff=cutoff, include_simulated=include_simulated)
         assert fast.excluded == portable.excluded

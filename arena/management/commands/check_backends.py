@@ -6,11 +6,11 @@ import sys
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from arena import health
-from arena.models import ModelEntry
+from arena.catalog.models import ModelEntry
+from arena.generation import probes
 
 
-def health_line(item: health.ReplicaHealth) -> str:
+def health_line(item: probes.ReplicaHealth) -> str:
     ttft = "-" if item.ttft_ms is None else f"{item.ttft_ms:.0f} ms"
     parts = [item.model, item.replica or "(adapter default URL)", "up" if item.up else "down", ttft]
     if item.error_kind:
@@ -30,7 +30,7 @@ class Command(BaseCommand):
         parser.add_argument(
             "--timeout",
             type=float,
-            default=health.PING_TIMEOUT_S,
+            default=probes.PING_TIMEOUT_S,
             help="Seconds each probe may take.",
         )
 
@@ -41,7 +41,7 @@ class Command(BaseCommand):
         if not models:
             self.stdout.write("No active models.")
             return
-        results = health.probe_models(models=models, timeout_s=timeout)
+        results = probes.probe_models(models=models, timeout_s=timeout)
         for item in results:
             self.stdout.write(health_line(item))
         down = sum(not item.up for item in results)

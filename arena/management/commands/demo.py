@@ -3,7 +3,7 @@ from __future__ import annotations
 from django.core.management import call_command
 from django.core.management.base import BaseCommand
 
-from arena.demo import ADMIN_EMAIL, RATER_EMAIL, demo_seed
+from arena.devtools.demo import ADMIN_EMAIL, RATER_EMAIL, demo_seed
 from ranking.services import leaderboard_recompute
 
 

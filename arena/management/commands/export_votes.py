@@ -4,7 +4,7 @@ from pathlib import Path
 
 from django.core.management.base import BaseCommand, CommandError
 
-from arena import export, selectors
+from arena.battles import export, selectors
 
 
 class Command(BaseCommand):

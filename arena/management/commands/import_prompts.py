@@ -4,7 +4,7 @@ from pathlib import Path
 
 from django.core.management.base import BaseCommand, CommandError
 
-from arena import services
+from arena.battles import prompts
 
 
 class Command(BaseCommand):
@@ -16,7 +16,7 @@ class Command(BaseCommand):
     def handle(self, *args, file: Path, **options) -> None:
         if not file.is_file():
             raise CommandError(f"No such file: {file}")
-        report = services.prompts_import(data=file.read_bytes(), filename=file.name)
+        report = prompts.prompts_import(data=file.read_bytes(), filename=file.name)
         for number, why in report.rejected:
             self.stderr.write(f"{file.name}:{number}: rejected: {why}")
         self.stdout.write(report.summary())

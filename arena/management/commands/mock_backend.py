@@ -6,7 +6,7 @@ from pathlib import Path
 
 from django.core.management.base import BaseCommand, CommandError
 
-from arena.backends.mock_server import MockServer
+from arena.devtools.mock_server import MockServer
 
 
 class Command(BaseCommand):

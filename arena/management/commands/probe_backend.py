@@ -10,10 +10,10 @@ import sys
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from arena import health
 from arena.backends.registry import installed_kinds
-from arena.generation import StreamResult
-from arena.text import estimate_tokens
+from arena.core.text import estimate_tokens
+from arena.generation import probes
+from arena.generation.runner import StreamResult
 
 SUCCESS = {"ok", "truncated"}
 
@@ -111,8 +111,8 @@ class Command(BaseCommand):
             conf["base_url"] = url
         if api_key_env:
             conf["api_key_env"] = api_key_env
-        result = health.run(
-            health.probe(
+        result = probes.run(
+            probes.probe(
                 kind=kind,
                 backend_settings=conf,
                 model_id=model,

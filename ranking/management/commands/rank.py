@@ -1,20 +1,16 @@
 from __future__ import annotations
 
-import math
 from dataclasses import asdict
 from pathlib import Path
 
 from django.core.management.base import BaseCommand, CommandError
 
-from ranking.compute import Settings, compute_board
-from ranking.logs import ReadReport, arrays_from_records, read_log
-from ranking.services import ranking_settings
+from ranking.battle_log import ReadReport, arrays_from_records, read_log
+from ranking.compute import RankingConfig, compute_board
+from ranking.numbers import none_if_nan
+from ranking.services import ranking_config
 
 SCHEMA = "arena.rank/1"
-
-
-def _finite(value: object) -> object:
-    return None if isinstance(value, float) and math.isnan(value) else value
 
 
 class Command(BaseCommand):
@@ -89,7 +85,7 @@ class Command(BaseCommand):
             }.items()
             if v is not None
         }
-        conf: Settings = ranking_settings(**overrides)
+        conf: RankingConfig = ranking_config(**overrides)
         jobs = [("raw", "all", None)]
         if style_control:
             jobs.append(("style", "all", None))
@@ -129,7 +125,7 @@ class Command(BaseCommand):
                         "votes": b.votes,
                         "note": b.note,
                         "style_coefs": {k: list(v) for k, v in (b.style_coefs or {}).items()},
-                        "rows": [{k: _finite(v) for k, v in asdict(r).items()} for r in b.rows],
+                        "rows": [{k: none_if_nan(v) for k, v in asdict(r).items()} for r in b.rows],
                     }
                     for b in boards
                 ],
@@ -155,7 +151,7 @@ class Command(BaseCommand):
                 if r.section == "ranked"
                 else "-"
             )
-            if math.isnan(r.score):
+            if none_if_nan(r.score) is None:  # not ranked: no score
                 self.stdout.write(
                     f"{rank:>7}  {r.model:<32} {'-':>7} {'-':>17} {r.votes:>7}  {r.section}"
                 )

@@ -17,8 +17,8 @@ from arena.backends.base import ChatRequest, Message
 from arena.backends.gemini import GeminiBackend
 from arena.backends.openai import OpenAIBackend
 from arena.backends.registry import backend_for, installed_kinds
-from arena.generation import StreamResult, stream_answer
-from arena.text import estimate_tokens
+from arena.core.text import estimate_tokens
+from arena.generation.runner import StreamResult, stream_answer
 from tests.arena.backends.fixture_server import Canned, FixtureServer, stream_fixture
 
 KEYS = {

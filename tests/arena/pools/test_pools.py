@@ -7,9 +7,9 @@ import asyncio
 import pytest
 
 from arena.backends.base import ChatRequest, Message
-from arena.backends.mock_server import MockServer
 from arena.backends.registry import backend_for
-from arena.generation import stream_answer
+from arena.devtools.mock_server import MockServer
+from arena.generation.runner import stream_answer
 
 pytestmark = pytest.mark.django_db  # the pool publishes replica state through the cache
 

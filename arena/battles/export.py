@@ -14,8 +14,8 @@ from typing import Protocol
 from django.utils import timezone
 from django.utils.dateparse import parse_datetime
 
-from arena.models import Turn, Vote
-from arena.text import estimate_tokens
+from arena.battles.models import Turn, Vote
+from arena.core.text import estimate_tokens
 
 FORMATS = ("arena", "jsonl")
 

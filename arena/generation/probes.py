@@ -16,9 +16,10 @@ from django.conf import settings
 
 from arena.backends.base import ChatRequest, Message
 from arena.backends.http import shared_client
-from arena.backends.registry import backend_for
-from arena.generation import StreamResult, stream_answer
-from arena.models import ModelEntry
+from arena.backends.registry import UnknownBackend, backend_for
+from arena.catalog.models import ModelEntry
+from arena.core.errors import ServiceError
+from arena.generation.runner import StreamResult, stream_answer
 
 PING_PROMPT = "ping"
 PING_MAX_TOKENS = 8
@@ -48,8 +49,12 @@ async def probe(
     max_tokens: int,
     timeout_s: float,
 ) -> StreamResult:
-    """One streamed request; raises LookupError when no backend of ``kind`` is installed."""
-    backend = backend_for(kind, backend_settings)
+    """One streamed request; ServiceError ``unknown_backend`` when no backend of ``kind`` is
+    installed."""
+    try:
+        backend = backend_for(kind, backend_settings)
+    except UnknownBackend as exc:
+        raise ServiceError("unknown_backend", str(exc)) from None
     request = ChatRequest(
         model_id=model_id, messages=(Message("user", prompt),), params={"max_tokens": max_tokens}
     )
@@ -106,9 +111,13 @@ async def _probe_replica(
             max_tokens=PING_MAX_TOKENS,
             timeout_s=timeout_s,
         )
-    except LookupError as exc:
+    except ServiceError as exc:
         return ReplicaHealth(
-            model.public_name, replica, up=False, error_kind="bad_request", error_message=str(exc)
+            model.public_name,
+            replica,
+            up=False,
+            error_kind="bad_request",
+            error_message=exc.message,
         )
     # A finish reason means the backend served the request to the end: it is up even when
     # 8 tokens were too few for visible text (reasoning models) or the model refused "ping".

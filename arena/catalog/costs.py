@@ -9,7 +9,7 @@ from __future__ import annotations
 from datetime import date
 from decimal import ROUND_HALF_UP, Decimal
 
-from arena.models import CostStatus, ModelEntry, ModelPrice
+from arena.catalog.models import CostStatus, ModelEntry, ModelPrice
 
 MILLION = Decimal(1_000_000)
 QUANTUM = Decimal("0.00000001")  # Answer.cost keeps 8 decimal places

@@ -14,6 +14,9 @@ import os
 from asgiref.sync import SyncToAsync, async_to_sync
 from django.conf import settings
 
+from arena.generation.tasks import generate
+from arena.generation.worker import answer_generate
+
 _running: set[asyncio.Task] = set()
 
 
@@ -27,8 +30,6 @@ def _outer_loop() -> asyncio.AbstractEventLoop | None:
 
 
 def _start_task(answer_id: int) -> None:
-    from arena.generation import answer_generate
-
     task = asyncio.get_running_loop().create_task(answer_generate(answer_id))
     _running.add(task)
     task.add_done_callback(_running.discard)
@@ -38,8 +39,6 @@ def generation_enqueue(*, answer_id: int, queue: str = "") -> None:
     """``queue``: the model's pool queue (its backend settings' "queue"), so workers can be
     sized per GPU pool; empty for the default generation queue."""
     if settings.GENERATION_MODE == "celery":
-        from arena.tasks import generate
-
         generate.apply_async(
             args=[answer_id],
             queue=queue or settings.GENERATION_QUEUE,
@@ -53,6 +52,4 @@ def generation_enqueue(*, answer_id: int, queue: str = "") -> None:
     else:
         # Plain synchronous callers (management commands, scripts) have no loop to hand the
         # stream to: generate here and now.
-        from arena.generation import answer_generate
-
         async_to_sync(answer_generate)(answer_id)

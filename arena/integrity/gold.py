@@ -12,10 +12,13 @@ import random
 
 from django.conf import settings
 from django.core.cache import cache
+from django.db import transaction
 
 from accounts.models import User
 from arena.backends.replay import ReplayBackend
-from arena.models import Answer, GoldItem, Prompt, Vote
+from arena.battles.models import Answer, Battle, Prompt
+from arena.core.errors import ServiceError
+from arena.integrity.models import GoldItem
 
 TICKET_TTL_S = 3600
 
@@ -79,41 +82,34 @@ def replay_backend(*, answer: Answer) -> ReplayBackend | None:
     )
 
 
-def rater_agreement(*, rater: User) -> tuple[int, int]:
-    """(gold battles voted, votes that picked the known better answer); single-turn only,
-    since a follow-up leaves the gold answer behind."""
-    answered = agreed = 0
-    votes = Vote.objects.filter(rater=rater, battle__gold__isnull=False, turns=1).select_related(
-        "battle__gold__source"
-    )
-    for vote in votes:
-        source = vote.battle.gold.source
-        right = source.model_a_id if vote.battle.gold.correct_side == "a" else source.model_b_id
-        chosen = {"a": vote.model_a_id, "b": vote.model_b_id}.get(vote.choice)
-        answered += 1
-        agreed += chosen == right
-    return answered, agreed
-
-
 def gold_mark(*, battle_id: object, correct_side: str, note: str = "") -> GoldItem:
     """An admin marks a finished battle as gold: ``correct_side`` is its better answer."""
     if correct_side not in Answer.Side.values:
-        raise ValueError("The correct side must be 'a' or 'b'.")
-    from arena.models import Battle
-
+        raise ServiceError("bad_side", "The correct side must be 'a' or 'b'.")
     battle = Battle.objects.select_related("prompt").get(pk=battle_id)
     if battle.prompt.source != Prompt.Source.CURATED:
         # Random draws offer curated prompts only; a typed one would stand out (and show
         # another rater's text).
-        raise ValueError("Only a battle on a curated prompt can be gold.")
+        raise ServiceError("not_curated", "Only a battle on a curated prompt can be gold.")
     if battle.gold_id is not None or battle.integrity_flags:
-        raise ValueError("A gold replay or a battle with integrity findings cannot be gold.")
+        raise ServiceError(
+            "not_clean", "A gold replay or a battle with integrity findings cannot be gold."
+        )
     statuses = set(
         Answer.objects.filter(turn__battle=battle, turn__index=0).values_list("status", flat=True)
     )
     if statuses != {Answer.Status.OK}:
-        raise ValueError("Only a battle whose first answers both completed can be gold.")
+        raise ServiceError(
+            "answers_incomplete", "Only a battle whose first answers both completed can be gold."
+        )
     item, _ = GoldItem.objects.update_or_create(
         source=battle, defaults={"correct_side": correct_side, "note": note, "active": True}
     )
     return item
+
+
+@transaction.atomic
+def gold_set_active(*, item_ids: list[int], active: bool) -> int:
+    """Serve (or stop serving) gold items; returns how many changed. Past replays and their
+    votes stay as they are: agreement already measured remains measured."""
+    return GoldItem.objects.filter(pk__in=item_ids).exclude(active=active).update(active=active)

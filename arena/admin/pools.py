@@ -6,8 +6,7 @@ from django.contrib import admin
 from django.http import HttpRequest, HttpResponse
 from django.template.response import TemplateResponse
 
-from arena import selectors
-from arena.models import ModelEntry
+from arena.generation.selectors import model_pools
 
 DEFAULT_VOTES_PER_DAY = 1000
 
@@ -17,16 +16,14 @@ def pools_view(request: HttpRequest) -> HttpResponse:
         votes_per_day = max(0, int(request.GET.get("votes_per_day", DEFAULT_VOTES_PER_DAY)))
     except ValueError:
         votes_per_day = DEFAULT_VOTES_PER_DAY
-    models = []
-    for model in ModelEntry.objects.order_by("-active", "public_name"):
-        rows = selectors.replica_stats(model=model)
-        models.append(
-            {
-                "model": model,
-                "queue": (model.backend_settings or {}).get("queue") or "default",
-                "rows": [(r, r.replica_hours_per_day(votes_per_day)) for r in rows],
-            }
-        )
+    models = [
+        {
+            "model": pool.model,
+            "queue": pool.queue,
+            "rows": [(r, r.replica_hours_per_day(votes_per_day)) for r in pool.replicas],
+        }
+        for pool in model_pools()
+    ]
     context = {
         **admin.site.each_context(request),
         "title": "GPU pools and replicas",

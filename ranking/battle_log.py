@@ -13,10 +13,10 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ranking.compute import VoteArrays
+from ranking.style import STYLE_NAMES
 
 OUTCOME = {"a": 0, "b": 1, "tie": 2, "both_bad": 3}
 WINNER = {"model_a": "a", "model_b": "b", "tie": "tie", "tie (bothbad)": "both_bad"}
-STYLE_NAMES = ("length", "headers", "lists", "bold")
 
 
 @dataclass(frozen=True)
@@ -44,8 +44,8 @@ def arrays_from_records(records: Iterable[Record]) -> VoteArrays:
         a=np.fromiter((index[r.model_a] for r in rows), dtype=np.int64, count=n),
         b=np.fromiter((index[r.model_b] for r in rows), dtype=np.int64, count=n),
         outcome=np.fromiter((OUTCOME[r.choice] for r in rows), dtype=np.int64, count=n),
-        style_a=np.array([r.style_a for r in rows], dtype=float).reshape(n, 4),
-        style_b=np.array([r.style_b for r in rows], dtype=float).reshape(n, 4),
+        style_a=np.array([r.style_a for r in rows], dtype=float).reshape(n, len(STYLE_NAMES)),
+        style_b=np.array([r.style_b for r in rows], dtype=float).reshape(n, len(STYLE_NAMES)),
         category=np.array([r.category for r in rows], dtype=object),
         language=np.array([r.language for r in rows], dtype=object),
         weights=_weights(probs),
@@ -80,8 +80,8 @@ def arrays_from_columns(
         a=rank[np.searchsorted(keys, model_a)].astype(np.int64, copy=False),
         b=rank[np.searchsorted(keys, model_b)].astype(np.int64, copy=False),
         outcome=np.asarray(outcome, dtype=np.int64),
-        style_a=np.ascontiguousarray(style_a, dtype=float).reshape(n, 4),
-        style_b=np.ascontiguousarray(style_b, dtype=float).reshape(n, 4),
+        style_a=np.ascontiguousarray(style_a, dtype=float).reshape(n, len(STYLE_NAMES)),
+        style_b=np.ascontiguousarray(style_b, dtype=float).reshape(n, len(STYLE_NAMES)),
         category=np.asarray(category, dtype=object),
         language=np.asarray(language, dtype=object),
         weights=_weights(np.asarray(probabilities, dtype=float)),
@@ -106,7 +106,8 @@ def _num(value: object) -> float:
     return float(value)
 
 
-def _side_style(side: dict) -> tuple[float, float, float, float]:
+def side_style(side: dict) -> tuple[float, float, float, float]:
+    """One answer's style numbers, in `STYLE_NAMES` order, from a vote's ``side_a``/``side_b``."""
     style = side.get("style") or {}
     return (
         _num(side.get("output_tokens")),
@@ -160,8 +161,8 @@ def record_from_jsonl(row: dict) -> Record:
         a,
         b,
         choice,
-        _side_style(row.get("side_a") or {}),
-        _side_style(row.get("side_b") or {}),
+        side_style(row.get("side_a") or {}),
+        side_style(row.get("side_b") or {}),
         str(row.get("prompt_category") or ""),
         str(row.get("prompt_language") or ""),
         row.get("sampling_probability"),

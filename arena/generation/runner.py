@@ -1,9 +1,7 @@
-"""Run one answer: stream it from its backend, publish deltas, record the result once.
+"""The pure runner: one backend stream in, one ``StreamResult`` out.
 
 ``stream_answer`` applies the rules every backend shares (TTFT at the first non-empty delta, a
 stream without a terminal event is partial, caps and deadlines) and knows nothing of Django.
-``answer_generate`` is the glue the Celery task and the in-process runner both call: the
-database is touched once before the stream and once after it, never per token.
 """
 
 from __future__ import annotations
@@ -15,12 +13,8 @@ import time
 from collections.abc import Awaitable, Callable
 from dataclasses import asdict, dataclass
 
-from channels.db import database_sync_to_async
-from channels.layers import get_channel_layer
-from django.conf import settings
-
 from arena.backends.base import Backend, ChatRequest, Finished, Routed, StreamError, TextDelta
-from arena.text import estimate_tokens
+from arena.core.text import estimate_tokens
 
 log = logging.getLogger(__name__)
 
@@ -132,7 +126,7 @@ async def stream_answer(
     return result
 
 
-class _Coalescer:
+class Coalescer:
     """Batches deltas so a fast model costs a few channel messages, not one per token."""
 
     def __init__(self, send: Callable[[str], Awaitable[None]]) -> None:
@@ -155,43 +149,3 @@ class _Coalescer:
             self._size = 0
             await self._send(text)
         self._last = time.monotonic()
-
-
-def battle_group(battle_id: object) -> str:
-    return f"battle.{battle_id}"
-
-
-async def answer_generate(answer_id: int) -> None:
-    """Generate one answer end to end. Safe to call twice: a finished answer is left alone."""
-    from arena import services
-
-    job = await database_sync_to_async(services.answer_claim)(answer_id=answer_id)
-    layer = get_channel_layer()
-    if job is None:
-        return
-    group = battle_group(job.battle_id)
-    if job.abandoned is not None:
-        await layer.group_send(group, job.abandoned)
-        return
-
-    seq = 0
-
-    async def publish(text: str) -> None:
-        nonlocal seq
-        seq += 1
-        await layer.group_send(
-            group, {"type": "answer.delta", "answer": answer_id, "seq": seq, "text": text}
-        )
-
-    coalescer = _Coalescer(publish)
-    conf = settings.ARENA
-    result = await stream_answer(
-        job.backend,
-        job.request,
-        on_delta=coalescer.add,
-        max_chars=conf["ANSWER_MAX_CHARS"],
-        timeout_s=conf["TURN_DEADLINE_S"],
-    )
-    await coalescer.flush()
-    done = await database_sync_to_async(services.answer_finish)(answer_id=answer_id, result=result)
-    await layer.group_send(group, done)

@@ -6,7 +6,9 @@ from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import render
 from django.views.decorators.http import require_GET
 
-from arena import gold, selectors, services
+from arena.battles import selectors, services
+from arena.core.errors import ServiceError
+from arena.integrity import gold
 
 
 @login_required
@@ -15,7 +17,7 @@ def arena_page(request: HttpRequest) -> HttpResponse:
     try:
         services.rater_may_battle(rater=request.user)
         blocked = ""
-    except services.BattleError as exc:
+    except ServiceError as exc:
         blocked = exc.message
     return render(
         request,

@@ -1,25 +1,21 @@
-"""Users: accounts, and for raters their pool, trust, ban state and measured quality."""
+"""Admin: users, and for raters their pool, ban state and measured quality.
+
+Registered here rather than in ``accounts``, which stays a leaf: the ban and the counts come
+from integrity.
+"""
 
 from __future__ import annotations
 
-from django import forms
 from django.contrib import admin, messages
 from django.contrib.auth.admin import UserAdmin as BaseUserAdmin
-from django.contrib.auth.forms import UserChangeForm
 from django.db.models import QuerySet
 from django.http import HttpRequest
 from django.template.response import TemplateResponse
 
 from accounts.models import User
-from arena import review, services
-from arena.admin_notes import note_action
-
-TRUST_LEVELS = [(0, "0: untrusted"), (1, "1: normal"), (2, "2: trusted")]
-
-
-class RaterChangeForm(UserChangeForm):
-    # The model field is a bare integer; the form offers only the levels that mean something.
-    trust_level = forms.TypedChoiceField(choices=TRUST_LEVELS, coerce=int, initial=1)
+from arena.admin.notes import note_action
+from arena.core.errors import ServiceError
+from arena.integrity import selectors, services
 
 
 class BannedFilter(admin.SimpleListFilter):
@@ -37,12 +33,10 @@ class BannedFilter(admin.SimpleListFilter):
 
 @admin.register(User)
 class UserAdmin(BaseUserAdmin):
-    form = RaterChangeForm
     ordering = ("email",)
     list_display = (
         "email",
         "rater_pool",
-        "trust_level",
         "banned",
         "gold_agreement",
         "vote_count",
@@ -51,7 +45,7 @@ class UserAdmin(BaseUserAdmin):
         "is_active",
         "date_joined",
     )
-    list_filter = ("rater_pool", "trust_level", BannedFilter, "is_staff", "is_active")
+    list_filter = ("rater_pool", BannedFilter, "is_staff", "is_active")
     search_fields = ("email", "first_name", "last_name")
     # Ban state changes only through the actions, so that a ban also flags the past votes.
     readonly_fields = (
@@ -63,7 +57,7 @@ class UserAdmin(BaseUserAdmin):
     )
     fieldsets = (
         (None, {"fields": ("email", "password")}),
-        ("Rater", {"fields": ("rater_pool", "trust_level", "first_name", "last_name")}),
+        ("Rater", {"fields": ("rater_pool", "first_name", "last_name")}),
         (
             "Integrity",
             {
@@ -79,7 +73,7 @@ class UserAdmin(BaseUserAdmin):
     actions = ("ban_raters", "unban_raters")
 
     def get_queryset(self, request: HttpRequest) -> QuerySet[User]:
-        return review.raters_with_vote_counts(super().get_queryset(request))
+        return selectors.raters_with_vote_counts(super().get_queryset(request))
 
     @admin.display(description="banned", boolean=True, ordering="banned_at")
     def banned(self, user: User) -> bool:
@@ -88,7 +82,7 @@ class UserAdmin(BaseUserAdmin):
     @admin.display(description="gold agreement")
     def gold_agreement(self, user: User) -> str:
         # One query per row; a page is at most list_per_page raters.
-        return str(review.rater_gold_agreement(rater=user))
+        return str(selectors.rater_gold_agreement(rater=user))
 
     @admin.display(description="votes", ordering="votes_total")
     def vote_count(self, user: User) -> int:
@@ -103,14 +97,11 @@ class UserAdmin(BaseUserAdmin):
         def apply(reason: str) -> None:
             banned = flagged = 0
             for rater in queryset.order_by("pk"):
-                if rater.pk == request.user.pk:
-                    self.message_user(
-                        request,
-                        "You cannot ban yourself; your account is unchanged.",
-                        messages.ERROR,
-                    )
+                try:
+                    flagged += services.rater_ban(rater=rater, by=request.user, reason=reason)
+                except ServiceError as exc:
+                    self.message_user(request, exc.message, messages.ERROR)
                     continue
-                flagged += services.rater_ban(rater=rater, by=request.user, reason=reason)
                 banned += 1
             if banned:
                 self.message_user(

@@ -16,10 +16,15 @@ from channels.generic.websocket import AsyncWebsocketConsumer
 from django.conf import settings
 
 from accounts import ratelimits
-from arena import selectors, services
-from arena.generation import battle_group
-from arena.integrity import redact
-from arena.pacing import Pacer
+from arena.battles import selectors, services
+from arena.battles.pacing import Pacer
+from arena.core.errors import ServiceError
+from arena.generation.services import battle_void_overdue, turn_deadline_s
+from arena.generation.worker import battle_group
+from arena.integrity.checks import redact
+from arena.integrity.models import VoteFlag
+from arena.integrity.selectors import identity_terms
+from arena.integrity.services import battle_note_redaction
 
 VOID_MESSAGE = (
     "One of the models could not finish its answer, so this battle is void and will not "
@@ -36,6 +41,10 @@ IDENTITY_LEAK_NOTICE = (
 TIMEOUT_MESSAGE = (
     "The answers took too long, so this battle is void and will not count. Start a new battle."
 )
+
+
+def _asked_identity(findings: list[dict]) -> bool:
+    return any(f["reason"] == VoteFlag.Reason.IDENTITY_QUESTION for f in findings or [])
 
 
 class BattleConsumer(AsyncWebsocketConsumer):
@@ -82,7 +91,7 @@ class BattleConsumer(AsyncWebsocketConsumer):
             return await self._error("unknown_action", f"Unknown action {message['action']!r}.")
         try:
             await handler(message)
-        except services.BattleError as exc:
+        except ServiceError as exc:
             await self._error(exc.code, exc.message)
 
     async def _start(self, message: dict) -> None:
@@ -103,22 +112,22 @@ class BattleConsumer(AsyncWebsocketConsumer):
                 prompt_id=prompt_id,
                 battle_id=battle_id,
             )
-        except services.BattleError:
+        except ServiceError:
             await self._leave()
             raise
         turn = await database_sync_to_async(selectors.turn_sides)(battle_id=battle.pk, index=0)
-        self.terms = await database_sync_to_async(selectors.identity_terms)()
+        self.terms = await database_sync_to_async(identity_terms)()
         self.leak_noticed = False
         await self._send({"type": "battle", "battle": str(battle.pk), "turn": 0})
-        if any(f["reason"] == "identity_question" for f in battle.integrity_flags):
-            await self._notice("identity_question", IDENTITY_QUESTION_NOTICE)
+        if _asked_identity(battle.integrity_flags):
+            await self._notice(VoteFlag.Reason.IDENTITY_QUESTION, IDENTITY_QUESTION_NOTICE)
         self._watch(turn)
 
     async def _follow_up(self, message: dict) -> None:
         if limited := await ratelimits.check_websocket("follow_up", self.scope):
             return await self._send(limited.frame())
         if self.battle_id is None:
-            raise services.BattleError("no_battle", "Start a battle first.")
+            raise ServiceError("no_battle", "Start a battle first.")
         turn = await database_sync_to_async(services.battle_follow_up)(
             battle_id=self.battle_id, rater=self.user, text=message.get("text")
         )
@@ -126,12 +135,8 @@ class BattleConsumer(AsyncWebsocketConsumer):
             battle_id=self.battle_id, index=turn.index
         )
         await self._send({"type": "turn", "turn": turn.index})
-        if (
-            turn.battle.integrity_flags
-            and any(f["reason"] == "identity_question" for f in turn.battle.integrity_flags)
-            and not self.question_noticed
-        ):
-            await self._notice("identity_question", IDENTITY_QUESTION_NOTICE)
+        if _asked_identity(turn.battle.integrity_flags) and not self.question_noticed:
+            await self._notice(VoteFlag.Reason.IDENTITY_QUESTION, IDENTITY_QUESTION_NOTICE)
         self._watch(sides)
 
     async def _vote(self, message: dict) -> None:
@@ -139,7 +144,7 @@ class BattleConsumer(AsyncWebsocketConsumer):
             return await self._send(limited.frame())
         battle_id = message.get("battle") or self.battle_id
         if battle_id is None:
-            raise services.BattleError("no_battle", "Start a battle first.")
+            raise ServiceError("no_battle", "Start a battle first.")
         vote = await database_sync_to_async(services.vote_cast)(
             battle_id=battle_id, rater=self.user, choice=message.get("choice")
         )
@@ -154,12 +159,8 @@ class BattleConsumer(AsyncWebsocketConsumer):
             self.pacer.feed(side, event["text"], seq=event.get("seq"))
             if self.pacer.redactions and not self.leak_noticed:
                 self.leak_noticed = True
-                await database_sync_to_async(services.battle_flag)(
-                    battle_id=self.battle_id,
-                    reason="identity_leak",
-                    detail="an answer named a vendor or model",
-                )
-                await self._notice("identity_leak", IDENTITY_LEAK_NOTICE)
+                await database_sync_to_async(battle_note_redaction)(battle_id=self.battle_id)
+                await self._notice(VoteFlag.Reason.IDENTITY_LEAK, IDENTITY_LEAK_NOTICE)
 
     async def answer_done(self, event: dict) -> None:
         side = self.sides.get(event["answer"])
@@ -185,9 +186,7 @@ class BattleConsumer(AsyncWebsocketConsumer):
 
     async def _tick_loop(self, period: float) -> None:
         loop = asyncio.get_running_loop()
-        limit = settings.ARENA["TURN_DEADLINE_S"]
-        # A little grace past the generation deadline, so a late answer's own error wins.
-        deadline = loop.time() + limit + min(5.0, limit)
+        deadline = loop.time() + turn_deadline_s()
         pacer = self.pacer
         while pacer is self.pacer and not self.void:
             out = pacer.tick()
@@ -197,16 +196,15 @@ class BattleConsumer(AsyncWebsocketConsumer):
                 await database_sync_to_async(services.turn_mark_shown)(turn_id=self.turn_id)
                 await self._send({"type": "turn_complete"})
                 return
-            if loop.time() > deadline:
-                await database_sync_to_async(services.battle_void)(
-                    battle_id=self.battle_id, reason="deadline"
-                )
+            if loop.time() > deadline and await database_sync_to_async(battle_void_overdue)(
+                turn_id=self.turn_id
+            ):
                 await self._void(TIMEOUT_MESSAGE)
                 return
             await asyncio.sleep(period)
 
     async def _notice(self, code: str, message: str) -> None:
-        if code == "identity_question":
+        if code == VoteFlag.Reason.IDENTITY_QUESTION:
             self.question_noticed = True
         await self._send({"type": "notice", "code": code, "message": message})
 

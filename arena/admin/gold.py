@@ -1,0 +1,74 @@
+"""Admin: gold items, withdrawn or served again; they are made from battles."""
+
+from __future__ import annotations
+
+from django.contrib import admin, messages
+from django.db.models import QuerySet
+from django.http import HttpRequest
+
+from arena.admin.common import change_link
+from arena.integrity import gold, selectors
+from arena.integrity.models import GoldItem
+
+
+@admin.register(GoldItem)
+class GoldItemAdmin(admin.ModelAdmin):
+    """Gold items are made from battles (the battle list's "Mark as gold" actions) and only
+    withdrawn or served again here: their correct side decides past agreement."""
+
+    list_display = (
+        "id",
+        "source_link",
+        "correct_side",
+        "note",
+        "active",
+        "times_served",
+        "agreement",
+        "created_at",
+    )
+    list_filter = ("active", "correct_side")
+    list_select_related = ("source",)
+    fields = ("source_link", "correct_side", "note", "active", "times_served", "agreement")
+    readonly_fields = fields
+    actions = ("withdraw_items", "serve_items")
+
+    def has_add_permission(self, request: HttpRequest) -> bool:
+        return False
+
+    def has_change_permission(self, request: HttpRequest, obj: object = None) -> bool:
+        return False
+
+    def has_delete_permission(self, request: HttpRequest, obj: object = None) -> bool:
+        return False
+
+    def has_gold_permission(self, request: HttpRequest) -> bool:
+        return request.user.has_perm("arena.change_golditem")
+
+    def get_queryset(self, request: HttpRequest) -> QuerySet[GoldItem]:
+        return selectors.gold_items_with_use(super().get_queryset(request))
+
+    @admin.display(description="source battle", ordering="source")
+    def source_link(self, item: GoldItem) -> str:
+        return change_link(item.source, item.source_id)
+
+    @admin.display(description="times served", ordering="times_served")
+    def times_served(self, item: GoldItem) -> int:
+        return item.times_served
+
+    @admin.display(description="agreement")
+    def agreement(self, item: GoldItem) -> str:
+        return str(selectors.gold_item_agreement(item=item))
+
+    @admin.action(description="Stop serving selected gold items", permissions=["gold"])
+    def withdraw_items(self, request: HttpRequest, queryset: QuerySet[GoldItem]) -> None:
+        changed = gold.gold_set_active(
+            item_ids=list(queryset.values_list("pk", flat=True)), active=False
+        )
+        self.message_user(request, f"{changed} gold item(s) withdrawn.", messages.SUCCESS)
+
+    @admin.action(description="Serve selected gold items again", permissions=["gold"])
+    def serve_items(self, request: HttpRequest, queryset: QuerySet[GoldItem]) -> None:
+        changed = gold.gold_set_active(
+            item_ids=list(queryset.values_list("pk", flat=True)), active=True
+        )
+        self.message_user(request, f"{changed} gold item(s) served again.", messages.SUCCESS)

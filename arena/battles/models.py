@@ -1,0 +1,244 @@
+"""Prompts, battles, their turns and answers, and the append-only vote log."""
+
+from __future__ import annotations
+
+import uuid
+
+from django.conf import settings
+from django.db import models
+
+from arena.catalog.models import CostStatus, ModelEntry
+from arena.core.errors import AppendOnlyError
+from arena.core.text import prompt_hash
+
+
+class Prompt(models.Model):
+    class Source(models.TextChoices):
+        CURATED = "curated", "Curated"
+        RATER = "rater", "Typed by a rater"
+
+    text = models.TextField()
+    system_prompt = models.TextField(blank=True, default="")
+    category = models.CharField(max_length=64, blank=True, default="", db_index=True)
+    language = models.CharField(max_length=16, blank=True, default="", db_index=True)
+    active = models.BooleanField(default=True)
+    source = models.CharField(max_length=16, choices=Source.choices, default=Source.CURATED)
+    text_hash = models.CharField(
+        max_length=64, unique=True, editable=False, help_text="SHA-256 of the normalised text"
+    )
+    usage_count = models.PositiveIntegerField(default=0, editable=False)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["-created_at"]
+
+    def __str__(self) -> str:
+        return self.text[:80]
+
+    def save(self, *args, **kwargs) -> None:
+        self.text_hash = prompt_hash(self.text)
+        super().save(*args, **kwargs)
+
+
+class Battle(models.Model):
+    class Status(models.TextChoices):
+        GENERATING = "generating", "Generating"
+        READY = "ready", "Ready for a vote"
+        VOTED = "voted", "Voted"
+        VOID = "void", "Void"
+
+    id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
+    rater = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.PROTECT)
+    prompt = models.ForeignKey(Prompt, on_delete=models.PROTECT, related_name="battles")
+    model_a = models.ForeignKey(ModelEntry, on_delete=models.PROTECT, related_name="+")
+    model_b = models.ForeignKey(ModelEntry, on_delete=models.PROTECT, related_name="+")
+    system_prompt = models.TextField(blank=True, default="")
+    params = models.JSONField(help_text="The one parameter set both sides received")
+    status = models.CharField(max_length=16, choices=Status.choices, default=Status.GENERATING)
+    void_reason = models.CharField(max_length=200, blank=True, default="")
+    sampling_probability = models.FloatField(
+        null=True, blank=True, help_text="Probability with which this pair was drawn"
+    )
+    # Integrity findings made while the battle ran (identity question or leak, identical
+    # answers); each becomes a VoteFlag when the vote is cast.
+    integrity_flags = models.JSONField(default=list, blank=True)
+    gold = models.ForeignKey(
+        "GoldItem",
+        null=True,
+        blank=True,
+        on_delete=models.PROTECT,
+        related_name="served",
+        help_text="Set when this battle replays a gold item whose right answer is known",
+    )
+    created_at = models.DateTimeField(auto_now_add=True, db_index=True)
+
+    class Meta:
+        ordering = ["-created_at"]
+        constraints = [
+            models.CheckConstraint(
+                condition=~models.Q(model_a=models.F("model_b")), name="battle_models_differ"
+            )
+        ]
+
+    def __str__(self) -> str:
+        return f"Battle {self.id}"
+
+    def model_for(self, side: str) -> ModelEntry:
+        return self.model_a if side == Answer.Side.A else self.model_b
+
+
+class Turn(models.Model):
+    battle = models.ForeignKey(Battle, on_delete=models.CASCADE, related_name="turns")
+    index = models.PositiveSmallIntegerField()
+    text = models.TextField()
+    created_at = models.DateTimeField(auto_now_add=True)
+    shown_at = models.DateTimeField(
+        null=True, blank=True, help_text="When both answers had been fully shown to the rater"
+    )
+
+    class Meta:
+        ordering = ["battle", "index"]
+        constraints = [
+            models.UniqueConstraint(fields=["battle", "index"], name="turn_index_unique")
+        ]
+
+    def __str__(self) -> str:
+        return f"Turn {self.index} of {self.battle_id}"
+
+
+class Answer(models.Model):
+    class Side(models.TextChoices):
+        A = "a", "A"
+        B = "b", "B"
+
+    class Status(models.TextChoices):
+        PENDING = "pending", "Pending"
+        RUNNING = "running", "Running"
+        OK = "ok", "Complete"
+        PARTIAL = "partial", "Partial (stream cut)"
+        ERROR = "error", "Error"
+
+    turn = models.ForeignKey(Turn, on_delete=models.CASCADE, related_name="answers")
+    side = models.CharField(max_length=1, choices=Side.choices)
+    model = models.ForeignKey(ModelEntry, on_delete=models.PROTECT, related_name="answers")
+    status = models.CharField(max_length=16, choices=Status.choices, default=Status.PENDING)
+    text = models.TextField(blank=True, default="")
+    truncated = models.BooleanField(default=False)
+    finish_reason = models.CharField(max_length=32, blank=True, default="")
+    input_tokens = models.PositiveIntegerField(null=True, blank=True)
+    output_tokens = models.PositiveIntegerField(null=True, blank=True)
+    tokens_estimated = models.BooleanField(default=False)
+    ttft_ms = models.FloatField(null=True, blank=True)
+    total_ms = models.FloatField(null=True, blank=True)
+    error_kind = models.CharField(max_length=32, blank=True, default="")
+    error_message = models.TextField(blank=True, default="")
+    started_at = models.DateTimeField(null=True, blank=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+    # Where it ran: for admins and pool statistics only, never sent to a browser.
+    replica = models.CharField(max_length=300, blank=True, default="")
+    request_id = models.CharField(max_length=200, blank=True, default="")
+    cost = models.DecimalField(max_digits=14, decimal_places=8, null=True, blank=True)
+    cost_status = models.CharField(
+        max_length=16, choices=CostStatus.choices, blank=True, default=""
+    )
+
+    class Meta:
+        ordering = ["turn", "side"]
+        constraints = [models.UniqueConstraint(fields=["turn", "side"], name="answer_side_unique")]
+
+    def __str__(self) -> str:
+        return f"Answer {self.side.upper()} of turn {self.turn_id}"
+
+    @property
+    def is_terminal(self) -> bool:
+        return self.status in {self.Status.OK, self.Status.PARTIAL, self.Status.ERROR}
+
+
+class Vote(models.Model):
+    """One rater's verdict on one battle: an append-only event, never updated or deleted.
+
+    Everything later analysis needs is copied in at write time, so the log stands on its own
+    even if prompts or models are edited afterwards. The database refuses UPDATE and DELETE.
+    """
+
+    class Choice(models.TextChoices):
+        A = "a", "A is better"
+        B = "b", "B is better"
+        TIE = "tie", "Tie"
+        BOTH_BAD = "both_bad", "Both are bad"
+
+    battle = models.OneToOneField(Battle, on_delete=models.PROTECT, related_name="vote")
+    created_at = models.DateTimeField(auto_now_add=True, db_index=True)
+    rater = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.PROTECT)
+    rater_pool = models.CharField(max_length=16)
+    prompt = models.ForeignKey(Prompt, on_delete=models.PROTECT)
+    prompt_hash = models.CharField(max_length=64, db_index=True)
+    prompt_category = models.CharField(max_length=64, blank=True, default="")
+    prompt_language = models.CharField(max_length=16, blank=True, default="")
+    model_a = models.ForeignKey(ModelEntry, on_delete=models.PROTECT, related_name="+")
+    model_b = models.ForeignKey(ModelEntry, on_delete=models.PROTECT, related_name="+")
+    choice = models.CharField(max_length=16, choices=Choice.choices)
+    decision_ms = models.PositiveIntegerField(
+        help_text="Server-measured time from both answers fully shown to the vote"
+    )
+    turns = models.PositiveSmallIntegerField()
+    params = models.JSONField()
+    system_prompt = models.TextField(blank=True, default="")
+    side_a = models.JSONField(help_text="tokens, finish reason, TTFT, latency, style counts")
+    side_b = models.JSONField(help_text="tokens, finish reason, TTFT, latency, style counts")
+    sampling_probability = models.FloatField(null=True, blank=True)
+    simulated = models.BooleanField(
+        default=False,
+        db_index=True,
+        help_text="Made up by the demo to fill the leaderboard; never counted unless asked for",
+    )
+
+    class Meta:
+        ordering = ["-created_at"]
+
+    def __str__(self) -> str:
+        return f"Vote {self.pk} on {self.battle_id}: {self.choice}"
+
+    def save(self, *args, **kwargs) -> None:
+        if not self._state.adding:
+            raise AppendOnlyError("Votes are append-only and cannot be changed.")
+        super().save(*args, **kwargs)
+
+    def delete(self, *args, **kwargs):
+        raise AppendOnlyError("Votes are append-only and cannot be deleted.")
+
+    @classmethod
+    def fields_for(
+        cls,
+        *,
+        battle: Battle,
+        prompt: Prompt,
+        choice: str,
+        decision_ms: int,
+        turns: int,
+        side_a: dict,
+        side_b: dict,
+        **extra: object,
+    ) -> dict:
+        """A vote's row, copied in from its battle and prompt so it stands on its own;
+        ``extra`` sets the remaining fields (``simulated``) or overrides a copied one."""
+        return {
+            "battle": battle,
+            "rater": battle.rater,
+            "rater_pool": battle.rater.rater_pool,
+            "prompt": prompt,
+            "prompt_hash": prompt.text_hash,
+            "prompt_category": prompt.category,
+            "prompt_language": prompt.language,
+            "model_a": battle.model_a,
+            "model_b": battle.model_b,
+            "choice": choice,
+            "decision_ms": decision_ms,
+            "turns": turns,
+            "params": battle.params,
+            "system_prompt": battle.system_prompt,
+            "side_a": side_a,
+            "side_b": side_b,
+            "sampling_probability": battle.sampling_probability,
+            **extra,
+        }

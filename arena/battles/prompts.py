@@ -1,0 +1,77 @@
+"""Writes of prompts: the one text check, curated prompts and their import, rater prompts."""
+
+from __future__ import annotations
+
+from django.conf import settings
+
+from arena.battles.models import Prompt
+from arena.battles.prompt_files import ImportReport, parse_prompts
+from arena.core.errors import ServiceError
+from arena.core.text import prompt_hash
+
+
+def prompt_clean_text(text: object) -> str:
+    """The text of a prompt or follow-up, stripped; refused when empty or over the limit."""
+    if not isinstance(text, str) or not text.strip():
+        raise ServiceError("empty_prompt", "Type a prompt first: it cannot be empty.")
+    limit = settings.ARENA["PROMPT_MAX_CHARS"]
+    if len(text.strip()) > limit:
+        raise ServiceError(
+            "prompt_too_long",
+            f"The prompt is {len(text.strip()):,} characters; the limit is {limit:,}.",
+        )
+    return text.strip()
+
+
+def prompt_for_text(*, text: str, prompt_id: int | None = None) -> Prompt:
+    """The curated prompt drawn (or typed again), else the rater's prompt, deduplicated by hash
+    and created on first use."""
+    if prompt_id is not None:
+        prompt = Prompt.objects.filter(pk=prompt_id, active=True).first()
+        if prompt is not None and prompt.text_hash == prompt_hash(text):
+            return prompt
+    prompt, _ = Prompt.objects.get_or_create(
+        text_hash=prompt_hash(text),
+        defaults={"text": text, "source": Prompt.Source.RATER, "active": False},
+    )
+    return prompt
+
+
+def prompt_create(
+    *, text: str, category: str = "", language: str = "", system_prompt: str = ""
+) -> tuple[Prompt, bool]:
+    """A curated prompt; returns (prompt, created). Re-adding the same text changes nothing."""
+    text = prompt_clean_text(text)
+    return Prompt.objects.get_or_create(
+        text_hash=prompt_hash(text),
+        defaults={
+            "text": text,
+            "category": category,
+            "language": language,
+            "system_prompt": system_prompt,
+            "source": Prompt.Source.CURATED,
+        },
+    )
+
+
+def prompts_import(*, data: bytes, filename: str) -> ImportReport:
+    """Add curated prompts from a JSONL or CSV file; every row not added is reported, with why."""
+    rows, rejected = parse_prompts(data, filename=filename)
+    report = ImportReport(rejected=list(rejected))
+    for number, fields in rows:
+        try:
+            _, created = prompt_create(**fields)
+        except ServiceError as exc:
+            report.rejected.append((number, exc.message))
+            continue
+        if created:
+            report.created += 1
+        else:
+            report.duplicates += 1
+    report.rejected.sort()
+    return report
+
+
+def prompts_set_active(*, prompt_ids: list[int], active: bool) -> int:
+    """Offer (or stop offering) curated prompts; returns how many changed."""
+    return Prompt.objects.filter(pk__in=prompt_ids).exclude(active=active).update(active=active)

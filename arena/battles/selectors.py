@@ -1,0 +1,103 @@
+"""Reads of battles, prompts and votes for views, the consumer, exports and the admin."""
+
+from __future__ import annotations
+
+import random
+from dataclasses import dataclass
+from datetime import datetime
+
+from django.db.models import Prefetch, Q, QuerySet
+
+from arena.battles.models import Answer, Prompt, Turn, Vote
+from arena.catalog.models import ModelEntry
+from arena.core.text import prompt_hash
+
+
+@dataclass(frozen=True)
+class TurnSides:
+    turn_id: int
+    sides: dict[int, str]  # answer id -> "a" | "b"
+
+
+def turn_sides(*, battle_id: object, index: int) -> TurnSides:
+    turn = Turn.objects.get(battle_id=battle_id, index=index)
+    sides = dict(Answer.objects.filter(turn=turn).values_list("pk", "side"))
+    return TurnSides(turn_id=turn.pk, sides=sides)
+
+
+def vote_reveal(*, vote_id: int) -> dict:
+    vote = Vote.objects.select_related("model_a", "model_b").get(pk=vote_id)
+    return {
+        "battle": str(vote.battle_id),
+        "choice": vote.choice,
+        "a": {"name": vote.model_a.public_name, "organisation": vote.model_a.organisation},
+        "b": {"name": vote.model_b.public_name, "organisation": vote.model_b.organisation},
+    }
+
+
+def prompt_random(*, rng: random.Random | None = None) -> Prompt | None:
+    ids = list(
+        Prompt.objects.filter(active=True, source=Prompt.Source.CURATED).values_list(
+            "pk", flat=True
+        )
+    )
+    if not ids:
+        return None
+    return Prompt.objects.get(pk=(rng or random.SystemRandom()).choice(ids))
+
+
+@dataclass(frozen=True)
+class ModelCounts:
+    name: str
+    organisation: str
+    active: bool
+    battles: int
+    wins: int
+    ties: int
+    losses: int
+    both_bad: int
+
+
+def model_vote_counts() -> list[ModelCounts]:
+    """Raw per-model outcome counts from the vote log: what happened, not a ranking."""
+    rows = []
+    for model in ModelEntry.objects.all():
+        as_a = Q(model_a=model)
+        as_b = Q(model_b=model)
+        votes = Vote.objects.filter(as_a | as_b)
+        wins = votes.filter((as_a & Q(choice="a")) | (as_b & Q(choice="b"))).count()
+        losses = votes.filter((as_a & Q(choice="b")) | (as_b & Q(choice="a"))).count()
+        rows.append(
+            ModelCounts(
+                name=model.public_name,
+                organisation=model.organisation,
+                active=model.active,
+                battles=votes.count(),
+                wins=wins,
+                ties=votes.filter(choice="tie").count(),
+                losses=losses,
+                both_bad=votes.filter(choice="both_bad").count(),
+            )
+        )
+    rows.sort(key=lambda r: (-r.battles, r.name))
+    return rows
+
+
+def votes_for_export(*, since: datetime | None = None) -> QuerySet[Vote]:
+    """Votes oldest first, each with its battle's turns and both answers already loaded."""
+    turns = Turn.objects.order_by("index").prefetch_related(
+        Prefetch("answers", queryset=Answer.objects.order_by("side"))
+    )
+    votes = Vote.objects.select_related("battle", "model_a", "model_b").prefetch_related(
+        Prefetch("battle__turns", queryset=turns)
+    )
+    if since is not None:
+        votes = votes.filter(created_at__gte=since)
+    # pk breaks ties between votes cast in the same instant, so exports are reproducible.
+    return votes.order_by("created_at", "pk")
+
+
+def prompt_twin(*, text: str, exclude_pk: int | None = None) -> int | None:
+    """The id of another prompt with the same normalised text, if there is one."""
+    twins = Prompt.objects.filter(text_hash=prompt_hash(text)).exclude(pk=exclude_pk)
+    return twins.values_list("pk", flat=True).first()

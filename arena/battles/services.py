@@ -1,0 +1,286 @@
+"""Writes of a battle: start it, follow up, mark a turn shown, cast the vote."""
+
+from __future__ import annotations
+
+import logging
+import random
+import uuid
+from datetime import datetime
+
+import numpy as np
+from django.conf import settings
+from django.db import IntegrityError, transaction
+from django.db.models import F
+from django.utils import timezone
+
+from accounts.models import User
+from arena.backends.registry import installed_kinds
+from arena.battles.models import Answer, Battle, Prompt, Turn, Vote
+from arena.battles.prompts import prompt_clean_text, prompt_for_text
+from arena.catalog.models import ModelEntry
+from arena.core.errors import ServiceError
+from arena.core.text import style_counts
+from arena.generation.dispatch import generation_enqueue
+from arena.integrity import gold
+from arena.integrity.checks import asks_identity
+from arena.integrity.models import VoteFlag
+from arena.integrity.services import battle_note_identity_question, vote_flags_record
+from ranking.sampling import draw_pair, pair_probabilities
+from ranking.snapshots import sampling_state
+
+log = logging.getLogger(__name__)
+
+
+def shared_params() -> dict:
+    """The one parameter set both sides of every battle receive."""
+    return dict(settings.ARENA["DEFAULT_PARAMS"])
+
+
+def params_check(*, models: list[ModelEntry], params: dict) -> None:
+    """A shared parameter one of the models cannot take refuses the run; it is never dropped
+    for one side only."""
+    for model in models:
+        missing = model.params_unsupported(params)
+        if missing:
+            raise ServiceError(
+                "unsupported_param",
+                f"{model.public_name} does not accept the parameter {missing[0]!r}; remove it "
+                "from the shared parameters or leave this model out.",
+            )
+
+
+def battle_pick_models(
+    *, params: dict | None = None, rng: random.Random | None = None
+) -> tuple[ModelEntry, ModelEntry, float]:
+    """Two active models of different underlying ids, both able to take ``params``, on random
+    sides, drawn by active sampling; returns them and the probability of that pair.
+
+    Models that cannot take a shared parameter sit battles out (logged for admins) rather than
+    meeting a rival under other settings; the rater is never told which model that was.
+    """
+    rng = rng or random.SystemRandom()
+    params = shared_params() if params is None else params
+    models = []
+    for model in ModelEntry.objects.filter(active=True, backend__in=installed_kinds()):
+        missing = model.params_unsupported(params)
+        if missing:
+            log.warning("%s sits out battles: it does not accept %s", model, ", ".join(missing))
+        else:
+            models.append(model)
+    models.sort(key=lambda m: m.pk)
+    if len({m.model_id for m in models}) < 2:
+        raise ServiceError(
+            "no_models", "Fewer than two models are available right now. Try again later."
+        )
+    lower, upper, votes = sampling_state(names=[m.public_name for m in models])
+    ids = np.array([m.model_id for m in models], dtype=object)
+    conf = settings.SAMPLING
+    probs = pair_probabilities(
+        lower=lower,
+        upper=upper,
+        votes=votes,
+        allowed=ids[:, None] != ids[None, :],
+        floor=conf["floor"],
+        boost_votes=conf["boost_votes"],
+        boost=conf["boost"],
+    )
+    i, j, p = draw_pair(probs, np.random.default_rng(rng.getrandbits(64)))
+    pair = [models[i], models[j]]
+    rng.shuffle(pair)
+    return pair[0], pair[1], p
+
+
+def _create_turn(*, battle: Battle, index: int, text: str) -> Turn:
+    turn = Turn.objects.create(battle=battle, index=index, text=text)
+    answers = [
+        Answer.objects.create(turn=turn, side=side, model=battle.model_for(side))
+        for side in (Answer.Side.A, Answer.Side.B)
+    ]
+    for answer in answers:
+        queue = str(answer.model.backend_settings.get("queue") or "")
+        transaction.on_commit(
+            lambda pk=answer.pk, q=queue: generation_enqueue(answer_id=pk, queue=q)
+        )
+    return turn
+
+
+@transaction.atomic
+def battle_start(
+    *,
+    rater: User,
+    text: object,
+    prompt_id: int | None = None,
+    battle_id: uuid.UUID | None = None,
+    rng: random.Random | None = None,
+) -> Battle:
+    rater_may_battle(rater=rater)
+    text = prompt_clean_text(text)
+    prompt = prompt_for_text(text=text, prompt_id=prompt_id)
+    params = shared_params()
+    item = gold.gold_claim(rater=rater, prompt=prompt)
+    if item is not None:
+        # A gold battle replays a known pair of answers; the rater cannot tell it apart.
+        model_a, model_b, probability = item.source.model_a, item.source.model_b, None
+        if (rng or random.SystemRandom()).random() < 0.5:
+            model_a, model_b = model_b, model_a
+    else:
+        model_a, model_b, probability = battle_pick_models(params=params, rng=rng)
+        params_check(models=[model_a, model_b], params=params)
+    findings = []
+    if asks_identity(text):
+        findings.append(
+            {"reason": VoteFlag.Reason.IDENTITY_QUESTION, "detail": "asked before generation"}
+        )
+    battle = Battle.objects.create(
+        id=battle_id or uuid.uuid4(),
+        rater=rater,
+        prompt=prompt,
+        model_a=model_a,
+        model_b=model_b,
+        system_prompt=prompt.system_prompt or settings.ARENA["SYSTEM_PROMPT"],
+        params=params,
+        sampling_probability=probability,
+        integrity_flags=findings,
+        gold=item,
+    )
+    Prompt.objects.filter(pk=prompt.pk).update(usage_count=F("usage_count") + 1)
+    _create_turn(battle=battle, index=0, text=text)
+    return battle
+
+
+def rater_may_battle(*, rater: User) -> None:
+    # From the database: a websocket holds the user it connected with, maybe since before a ban.
+    if User.objects.filter(pk=rater.pk, banned_at__isnull=False).exists():
+        raise ServiceError("banned", "Your account may not start battles.")
+    if (
+        settings.INTEGRITY["REQUIRE_VERIFIED_EMAIL_FOR_CROWD"]
+        and rater.rater_pool == User.Pool.CROWD
+        and not rater_email_verified(rater=rater)
+    ):
+        raise ServiceError(
+            "email_unverified",
+            "Please confirm your email address first: follow the link we sent you (or ask for "
+            "a new one on your account's email page).",
+        )
+
+
+def rater_email_verified(*, rater: User) -> bool:
+    from allauth.account.models import EmailAddress
+
+    return EmailAddress.objects.filter(user=rater, verified=True).exists()
+
+
+def _battle_of(*, battle_id: object, rater: User, lock: bool = False) -> Battle:
+    try:
+        battle_id = uuid.UUID(str(battle_id))
+    except ValueError:
+        raise ServiceError("unknown_battle", "There is no such battle.") from None
+    qs = Battle.objects.select_for_update() if lock else Battle.objects
+    battle = qs.filter(pk=battle_id).first()
+    if battle is None:
+        raise ServiceError("unknown_battle", "There is no such battle.")
+    if battle.rater_id != rater.pk:
+        raise ServiceError("not_your_battle", "This battle belongs to another rater.")
+    return battle
+
+
+def _require_ready(battle: Battle, action: str) -> None:
+    if battle.status == Battle.Status.VOTED:
+        raise ServiceError("already_voted", "This battle has been voted on and is locked.")
+    if battle.status == Battle.Status.VOID:
+        raise ServiceError("battle_void", "This battle is void. Start a new battle.")
+    if battle.status != Battle.Status.READY:
+        raise ServiceError(
+            "answers_incomplete", f"Wait until both answers are complete before you {action}."
+        )
+
+
+@transaction.atomic
+def battle_follow_up(*, battle_id: object, rater: User, text: object) -> Turn:
+    rater_may_battle(rater=rater)
+    text = prompt_clean_text(text)
+    battle = _battle_of(battle_id=battle_id, rater=rater, lock=True)
+    _require_ready(battle, "send a follow-up")
+    index = battle.turns.count()
+    if index >= settings.ARENA["MAX_TURNS"]:
+        raise ServiceError(
+            "too_many_turns", f"A battle has at most {index} turns. Vote, or start a new battle."
+        )
+    battle.status = Battle.Status.GENERATING
+    battle.save(update_fields=["status"])
+    if asks_identity(text):
+        battle_note_identity_question(battle=battle, detail=f"asked in turn {index + 1}")
+    return _create_turn(battle=battle, index=index, text=text)
+
+
+@transaction.atomic
+def turn_mark_shown(*, turn_id: int, at: datetime | None = None) -> Battle:
+    """Both answers of the turn have been fully shown: the vote clock starts now."""
+    turn = Turn.objects.select_for_update().select_related("battle").get(pk=turn_id)
+    if turn.shown_at is None:
+        turn.shown_at = at or timezone.now()
+        turn.save(update_fields=["shown_at"])
+    battle = turn.battle
+    statuses = set(turn.answers.values_list("status", flat=True))
+    if battle.status == Battle.Status.GENERATING and statuses == {Answer.Status.OK}:
+        battle.status = Battle.Status.READY
+        battle.save(update_fields=["status"])
+    return battle
+
+
+def side_record(battle: Battle, side: str) -> dict:
+    """What the vote log keeps of one side: the model and its answers' numbers and style."""
+    answers = list(Answer.objects.filter(turn__battle=battle, side=side).order_by("turn__index"))
+    text = "\n\n".join(a.text for a in answers)
+    last = answers[-1]
+    return {
+        "model": battle.model_for(side).public_name,
+        "model_id": battle.model_for(side).model_id,
+        "output_tokens": sum(a.output_tokens or 0 for a in answers),
+        "input_tokens": sum(a.input_tokens or 0 for a in answers),
+        "tokens_estimated": any(a.tokens_estimated for a in answers),
+        "finish_reason": last.finish_reason,
+        "ttft_ms": [a.ttft_ms for a in answers],
+        "total_ms": [a.total_ms for a in answers],
+        "style": style_counts(text),
+    }
+
+
+def vote_cast(*, battle_id: object, rater: User, choice: object) -> Vote:
+    """Record the rater's verdict. Every vote is kept; the reasons it may not count are
+    recorded beside it as VoteFlag rows, never by changing or dropping the vote."""
+    if choice not in Vote.Choice.values:
+        raise ServiceError(
+            "unknown_choice",
+            f"Unknown vote {choice!r}: choose one of {', '.join(Vote.Choice.values)}.",
+        )
+    try:
+        with transaction.atomic():
+            # Lock order: rater, battle, prompt. Locking the rater serialises one rater's
+            # votes (daily cap, two tabs); locking the prompt serialises its cap count.
+            rater = User.objects.select_for_update().get(pk=rater.pk)
+            if rater.is_banned:
+                raise ServiceError("banned", "Your account may not vote.")
+            battle = _battle_of(battle_id=battle_id, rater=rater, lock=True)
+            _require_ready(battle, "vote")
+            prompt = Prompt.objects.select_for_update().get(pk=battle.prompt_id)
+            last_turn = battle.turns.order_by("-index").first()
+            now = timezone.now()
+            vote = Vote.objects.create(
+                **Vote.fields_for(
+                    battle=battle,
+                    prompt=prompt,
+                    choice=choice,
+                    decision_ms=max(0, int((now - last_turn.shown_at).total_seconds() * 1000)),
+                    turns=last_turn.index + 1,
+                    side_a=side_record(battle, Answer.Side.A),
+                    side_b=side_record(battle, Answer.Side.B),
+                )
+            )
+            vote_flags_record(vote=vote, battle=battle, rater=rater)
+            battle.status = Battle.Status.VOTED
+            battle.save(update_fields=["status"])
+    except IntegrityError:
+        # The unique constraint caught a second vote racing past the status check.
+        raise ServiceError("already_voted", "This battle has already been voted on.") from None
+    return vote

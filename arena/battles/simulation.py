@@ -1,0 +1,123 @@
+"""Writes of simulated votes: made-up battles that fill an empty leaderboard in the demo.
+
+Each is a complete battle (turn, two answers, vote) marked ``simulated``, cast by a dedicated
+inactive user; simulated votes are never counted unless asked for.
+"""
+
+from __future__ import annotations
+
+import math
+import random
+
+from django.db import transaction
+from django.utils import timezone
+
+from accounts.models import User
+from arena.battles.models import Answer, Battle, Prompt, Turn, Vote
+from arena.battles.services import shared_params
+from arena.catalog.models import ModelEntry
+from arena.core.text import style_counts
+
+SIMULATED_EMAIL = "simulated@demo.arena"
+
+
+def _simulated_side(rng: random.Random, model: ModelEntry, tokens: int, text: str) -> dict:
+    return {
+        "model": model.public_name,
+        "model_id": model.model_id,
+        "output_tokens": tokens,
+        "input_tokens": 20,
+        "tokens_estimated": False,
+        "finish_reason": "stop",
+        "ttft_ms": [None],
+        "total_ms": [None],
+        "style": {
+            **style_counts(text),
+            "headers": rng.randint(0, 3),
+            "list_items": rng.randint(0, 6),
+            "bold": rng.randint(0, 4),
+        },
+    }
+
+
+def _choice(rng: random.Random, strength_gap: float) -> str:
+    roll = rng.random()
+    if roll < 0.08:
+        return Vote.Choice.TIE
+    if roll < 0.12:
+        return Vote.Choice.BOTH_BAD
+    return Vote.Choice.A if rng.random() < 1 / (1 + math.exp(-strength_gap)) else Vote.Choice.B
+
+
+@transaction.atomic
+def votes_simulate(*, n: int, strengths: dict[str, float], seed: int = 7, once: bool = True) -> int:
+    """Add ``n`` simulated votes among the models named in ``strengths`` (natural-log
+    Bradley–Terry strengths); with ``once``, only if there are none yet. Returns how many."""
+    if once and Vote.objects.filter(simulated=True).exists():
+        return 0
+    rng = random.Random(seed)
+    user = User.objects.filter(email=SIMULATED_EMAIL).first()
+    if user is None:
+        user = User.objects.create_user(SIMULATED_EMAIL, None, is_active=False)
+    models = list(ModelEntry.objects.filter(public_name__in=strengths))
+    prompts = list(Prompt.objects.filter(source=Prompt.Source.CURATED, active=True))
+    if len(models) < 2 or not prompts:
+        return 0
+    params = shared_params()
+    now = timezone.now()
+    battles, turns, answers, votes = [], [], [], []
+    for _ in range(n):
+        model_a, model_b = rng.sample(models, 2)
+        prompt = rng.choice(prompts)
+        choice = _choice(rng, strengths[model_a.public_name] - strengths[model_b.public_name])
+        battle = Battle(
+            rater=user,
+            prompt=prompt,
+            model_a=model_a,
+            model_b=model_b,
+            params=params,
+            status=Battle.Status.VOTED,
+        )
+        turn = Turn(battle=battle, index=0, text=prompt.text, shown_at=now)
+        sides = {}
+        for side, model in (("a", model_a), ("b", model_b)):
+            tokens = rng.randint(40, 400)
+            text = f"(simulated answer of {tokens} tokens)"
+            answers.append(
+                Answer(
+                    turn=turn,
+                    side=side,
+                    model=model,
+                    status=Answer.Status.OK,
+                    text=text,
+                    output_tokens=tokens,
+                    input_tokens=20,
+                    finish_reason="stop",
+                    started_at=now,
+                    finished_at=now,
+                )
+            )
+            sides[side] = _simulated_side(rng, model, tokens, text)
+        battles.append(battle)
+        turns.append(turn)
+        votes.append(
+            Vote(
+                **Vote.fields_for(
+                    battle=battle,
+                    prompt=prompt,
+                    choice=choice,
+                    decision_ms=rng.randint(4000, 60000),
+                    turns=1,
+                    side_a=sides["a"],
+                    side_b=sides["b"],
+                    simulated=True,
+                )
+            )
+        )
+    Battle.objects.bulk_create(battles, batch_size=1000)
+    Turn.objects.bulk_create(turns, batch_size=1000)
+    for answer in answers:
+        answer.turn_id = answer.turn.pk
+    Answer.objects.bulk_create(answers, batch_size=1000)
+    Vote.objects.bulk_create(votes, batch_size=1000)
+    return n

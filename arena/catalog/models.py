@@ -1,0 +1,79 @@
+"""The models raters meet and how to reach them, with their list prices."""
+
+from __future__ import annotations
+
+from django.db import models
+
+from arena.backends.registry import Kind
+
+
+def standard_params() -> list[str]:
+    return ["temperature", "top_p", "max_tokens"]
+
+
+class ModelEntry(models.Model):
+    """A model raters can meet in battle, and how to reach it."""
+
+    Backend = Kind  # the backend registry's kinds
+
+    public_name = models.CharField(max_length=100, unique=True)
+    organisation = models.CharField(max_length=100, blank=True, default="")
+    vendor = models.CharField("family / vendor", max_length=100, blank=True, default="")
+    model_id = models.CharField(max_length=200, help_text="The id the backend knows it by")
+    backend = models.CharField(max_length=32, choices=Backend.choices, default=Backend.MOCK)
+    backend_settings = models.JSONField(
+        default=dict,
+        blank=True,
+        help_text="Backend options, e.g. base_url, api_key_env; for the mock: ttft_ms, "
+        "tokens_per_s, answer_tokens, style, misbehaviour. Never an API key itself.",
+    )
+    supported_params = models.JSONField(
+        default=standard_params,
+        blank=True,
+        help_text="The shared parameters this model accepts. Leave one out (e.g. temperature "
+        "for a model that refuses a custom value) and the model sits out runs that set it.",
+    )
+    active = models.BooleanField(default=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["public_name"]
+        verbose_name = "model"
+
+    def __str__(self) -> str:
+        return self.public_name
+
+    def params_unsupported(self, params: dict) -> list[str]:
+        """Shared parameters that are set but that this model does not declare it supports."""
+        supported = set(self.supported_params or [])
+        return sorted(k for k, v in params.items() if v is not None and k not in supported)
+
+
+class CostStatus(models.TextChoices):
+    KNOWN = "known", "Known"
+    ESTIMATED = "estimated", "Estimated"
+    UNKNOWN = "unknown", "Unknown (no price for that date)"
+    EXAMPLE = "example", "Example pricing (mock): not a real cost"
+
+
+class ModelPrice(models.Model):
+    """A model's list price from a date on; the price in force is the latest one not after it."""
+
+    model = models.ForeignKey(ModelEntry, on_delete=models.CASCADE, related_name="prices")
+    input_per_million = models.DecimalField(max_digits=12, decimal_places=4)
+    output_per_million = models.DecimalField(max_digits=12, decimal_places=4)
+    effective_from = models.DateField()
+    source_note = models.CharField(max_length=300, help_text="Where the price comes from")
+    is_example = models.BooleanField(
+        default=False, help_text="Example pricing for a mock model: shown as such, costs zero"
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["model", "-effective_from"]
+        constraints = [
+            models.UniqueConstraint(fields=["model", "effective_from"], name="price_date_unique")
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.model} from {self.effective_from}"

@@ -1,0 +1,129 @@
+"""Demo data: mock models of visibly different speed and style, curated prompts, two users.
+
+Seeding is idempotent: running it again updates in place and adds nothing twice.
+"""
+
+from __future__ import annotations
+
+import secrets
+from dataclasses import dataclass
+from pathlib import Path
+
+from django.db import transaction
+
+from accounts.models import User
+from arena.battles.prompt_files import ImportReport
+from arena.battles.prompts import prompts_import
+from arena.battles.simulation import votes_simulate
+from arena.catalog.models import ModelEntry, standard_params
+
+PROMPTS_FILE = Path(__file__).parent / "data" / "demo_prompts.jsonl"
+
+DEMO_MODELS = [
+    # public name, organisation, model id, mock settings
+    (
+        "Swift Falcon",
+        "Demo Labs",
+        "mock-falcon-1",
+        {"ttft_ms": 150, "tokens_per_s": 90, "answer_tokens": 90, "style": "plain"},
+    ),
+    (
+        "Deep Owl",
+        "Demo Labs",
+        "mock-owl-2",
+        {"ttft_ms": 900, "tokens_per_s": 20, "answer_tokens": 150, "style": "markdown"},
+    ),
+    (
+        "Brief Wren",
+        "Example AI",
+        "mock-wren-1",
+        {"ttft_ms": 300, "tokens_per_s": 45, "answer_tokens": 40, "style": "terse"},
+    ),
+    (
+        "List Heron",
+        "Example AI",
+        "mock-heron-3",
+        {"ttft_ms": 500, "tokens_per_s": 35, "answer_tokens": 120, "style": "lists"},
+    ),
+    (
+        "Steady Otter",
+        "Open Mock Collective",
+        "mock-otter-7b",
+        {"ttft_ms": 400, "tokens_per_s": 28, "answer_tokens": 100, "style": "plain"},
+    ),
+]
+
+# True strengths of the simulated votes (natural-log Bradley–Terry), for a leaderboard with real
+# intervals out of the box. Simulated votes are marked so, on the page and in every export.
+SIMULATED_STRENGTHS = {
+    "Deep Owl": 0.9,
+    "List Heron": 0.55,
+    "Steady Otter": 0.45,
+    "Swift Falcon": 0.2,
+    "Brief Wren": -0.4,
+}
+SIMULATED_VOTES = 4000
+RATER_EMAIL = "rater@demo.arena"
+ADMIN_EMAIL = "admin@demo.arena"
+
+
+@dataclass(frozen=True)
+class DemoSeed:
+    rater_password: str
+    admin_password: str
+    prompts: ImportReport
+    models: int
+    simulated_votes: int
+
+
+def _user(email: str, *, admin: bool) -> str:
+    password = secrets.token_urlsafe(9)
+    from allauth.account.models import EmailAddress
+
+    user = User.objects.filter(email=email).first()
+    if user is None:
+        create = User.objects.create_superuser if admin else User.objects.create_user
+        user = create(email, password)
+    else:
+        user.set_password(password)
+        user.save(update_fields=["password"])
+    EmailAddress.objects.update_or_create(
+        user=user, email=email, defaults={"verified": True, "primary": True}
+    )
+    return password
+
+
+def demo_mock_config() -> dict[str, dict]:
+    """Per-model settings for ``manage.py mock_backend --demo``: the same models over HTTP."""
+    return {model_id: mock for _, _, model_id, mock in DEMO_MODELS}
+
+
+@transaction.atomic
+def demo_seed(*, mock_replicas: list[str] | None = None) -> DemoSeed:
+    """``mock_replicas``: base URLs of mock HTTP servers; the demo models are then served
+    through the OpenAI-compatible adapter and a replica pool instead of in-process."""
+    for name, org, model_id, mock in DEMO_MODELS:
+        if mock_replicas:
+            backend = ModelEntry.Backend.OPENAI_COMPATIBLE
+            settings = {"replicas": [{"base_url": u} for u in mock_replicas], "max_concurrency": 8}
+        else:
+            backend, settings = ModelEntry.Backend.MOCK, mock
+        ModelEntry.objects.update_or_create(
+            public_name=name,
+            defaults={
+                "organisation": org,
+                "vendor": "mock",
+                "model_id": model_id,
+                "backend": backend,
+                "backend_settings": settings,
+                "supported_params": standard_params(),
+            },
+        )
+    report = prompts_import(data=PROMPTS_FILE.read_bytes(), filename=PROMPTS_FILE.name)
+    return DemoSeed(
+        rater_password=_user(RATER_EMAIL, admin=False),
+        admin_password=_user(ADMIN_EMAIL, admin=True),
+        prompts=report,
+        models=len(DEMO_MODELS),
+        simulated_votes=votes_simulate(n=SIMULATED_VOTES, strengths=SIMULATED_STRENGTHS),
+    )

@@ -1,0 +1,152 @@
+"""Writes of generation: claim an answer before its stream, finish it once after, and void the
+battle when an answer cannot complete or its turn overruns the deadline."""
+
+from __future__ import annotations
+
+import uuid
+from dataclasses import dataclass
+from datetime import timedelta
+
+from django.conf import settings
+from django.db import transaction
+from django.utils import timezone
+
+from arena.backends.base import Backend, ChatRequest, Message
+from arena.backends.registry import UnknownBackend, backend_for
+from arena.battles.models import Answer, Battle, Turn
+from arena.catalog import costs
+from arena.generation.runner import StreamResult
+from arena.integrity.gold import replay_backend
+
+
+@dataclass
+class GenerationJob:
+    battle_id: uuid.UUID
+    backend: Backend | None
+    request: ChatRequest | None
+    abandoned: dict | None = None  # the done-event to publish when the job must not run
+
+
+def answer_conversation(answer: Answer) -> ChatRequest:
+    """What the model is asked: the battle's system prompt, then this side's dialogue so far."""
+    turn = answer.turn
+    battle = turn.battle
+    messages: list[Message] = []
+    if battle.system_prompt:
+        messages.append(Message("system", battle.system_prompt))
+    earlier = Answer.objects.filter(
+        turn__battle=battle, turn__index__lt=turn.index, side=answer.side
+    ).select_related("turn")
+    for prev in earlier.order_by("turn__index"):
+        messages += [Message("user", prev.turn.text), Message("assistant", prev.text)]
+    messages.append(Message("user", turn.text))
+    return ChatRequest(
+        model_id=answer.model.model_id, messages=tuple(messages), params=battle.params
+    )
+
+
+def _done_event(answer: Answer) -> dict:
+    return {"type": "answer.done", "answer": answer.pk, "status": answer.status}
+
+
+def _fail(answer: Answer, *, kind: str, message: str, void_reason: str) -> GenerationJob:
+    answer.status = Answer.Status.PARTIAL if answer.text else Answer.Status.ERROR
+    answer.error_kind = kind
+    answer.error_message = message
+    answer.finished_at = timezone.now()
+    answer.save()
+    battle_void(battle_id=answer.turn.battle_id, reason=void_reason)
+    return GenerationJob(answer.turn.battle_id, None, None, abandoned=_done_event(answer))
+
+
+@transaction.atomic
+def answer_claim(*, answer_id: int) -> GenerationJob | None:
+    """Mark an answer running and say what to generate; None when it is already finished.
+
+    A task redelivered after a worker died finds its answer still running: it cannot resume a
+    stream the rater has half seen, so the answer fails visibly instead of being re-run.
+    """
+    answer = (
+        Answer.objects.select_for_update()
+        .select_related("turn__battle", "model")
+        .filter(pk=answer_id)
+        .first()
+    )
+    if answer is None or answer.is_terminal:
+        return None
+    if answer.status == Answer.Status.RUNNING:
+        return _fail(
+            answer,
+            kind="server",
+            message="The worker generating this answer stopped.",
+            void_reason="generation interrupted",
+        )
+    answer.status = Answer.Status.RUNNING
+    answer.started_at = timezone.now()
+    answer.save(update_fields=["status", "started_at"])
+    model = answer.model
+    try:
+        backend = replay_backend(answer=answer) or backend_for(
+            model.backend, model.backend_settings
+        )
+    except UnknownBackend as exc:
+        return _fail(
+            answer, kind="bad_request", message=str(exc), void_reason="backend unavailable"
+        )
+    return GenerationJob(answer.turn.battle_id, backend, answer_conversation(answer))
+
+
+@transaction.atomic
+def answer_finish(*, answer_id: int, result: StreamResult) -> dict:
+    answer = Answer.objects.select_for_update().select_related("turn", "model").get(pk=answer_id)
+    if answer.is_terminal:
+        return _done_event(answer)
+    answer.status = result.status
+    answer.text = result.text
+    answer.truncated = result.truncated
+    answer.finish_reason = result.finish_reason
+    answer.input_tokens = result.input_tokens
+    answer.output_tokens = result.output_tokens
+    answer.tokens_estimated = result.tokens_estimated
+    answer.ttft_ms = result.ttft_ms
+    answer.total_ms = result.total_ms
+    answer.error_kind = result.error_kind
+    answer.error_message = result.error_message
+    answer.replica = result.replica
+    answer.request_id = (result.request_id or "")[:200]
+    answer.finished_at = timezone.now()
+    answer.cost, answer.cost_status = costs.answer_cost(
+        model=answer.model,
+        on=timezone.localdate(answer.started_at or answer.finished_at),
+        input_tokens=answer.input_tokens,
+        output_tokens=answer.output_tokens,
+        tokens_estimated=answer.tokens_estimated,
+    )
+    answer.save()
+    if answer.status != Answer.Status.OK:
+        battle_void(battle_id=answer.turn.battle_id, reason=f"answer failed: {result.error_kind}")
+    return _done_event(answer)
+
+
+@transaction.atomic
+def battle_void(*, battle_id: object, reason: str) -> None:
+    """The battle cannot be voted on and will not count; a finished battle stays as it is."""
+    Battle.objects.filter(
+        pk=battle_id, status__in=[Battle.Status.GENERATING, Battle.Status.READY]
+    ).update(status=Battle.Status.VOID, void_reason=reason[:200])
+
+
+def turn_deadline_s() -> float:
+    """How long a turn may take to be fully shown: the generation deadline plus a little grace,
+    so that a late answer's own error, not the deadline, is what the rater is told."""
+    limit = settings.ARENA["TURN_DEADLINE_S"]
+    return limit + min(5.0, limit)
+
+
+def battle_void_overdue(*, turn_id: int) -> bool:
+    """Void the turn's battle if the turn is past its deadline; True if it is."""
+    turn = Turn.objects.only("battle_id", "created_at").get(pk=turn_id)
+    if timezone.now() - turn.created_at < timedelta(seconds=turn_deadline_s()):
+        return False
+    battle_void(battle_id=turn.battle_id, reason="deadline")
+    return True

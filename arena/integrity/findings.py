@@ -1,0 +1,70 @@
+"""Every reason a vote should not count, found when it is cast."""
+
+from __future__ import annotations
+
+from django.conf import settings
+
+from accounts.models import User
+from arena.battles.models import Answer, Battle, Vote
+from arena.integrity.checks import reading_floor_ms
+from arena.integrity.models import VoteFlag
+from arena.integrity.selectors import counted_votes, rater_gold_agreement
+
+Reason = VoteFlag.Reason
+
+
+def vote_findings(*, vote: Vote, battle: Battle, rater: User) -> list[tuple[str, str]]:
+    """(reason, detail for the reviewing admin) for each finding on a vote just written."""
+    conf = settings.INTEGRITY
+    findings: list[tuple[str, str]] = [
+        (f["reason"], f.get("detail", "")) for f in battle.integrity_flags or []
+    ]
+    answers = list(Answer.objects.filter(turn__battle=battle).order_by("turn__index", "side"))
+    chars = sum(len(a.text) for a in answers)
+    floor = reading_floor_ms(
+        chars, chars_per_s=conf["READING_CHARS_PER_S"], min_ms=conf["READING_MIN_MS"]
+    )
+    if vote.decision_ms < floor:
+        findings.append(
+            (
+                Reason.TOO_FAST,
+                f"voted after {vote.decision_ms} ms; reading {chars} "
+                f"characters needs at least {floor} ms",
+            )
+        )
+    texts: dict[int, dict[str, str]] = {}
+    for a in answers:
+        texts.setdefault(a.turn_id, {})[a.side] = a.text.strip()
+    if any(t.get("a") == t.get("b") for t in texts.values()) and not any(
+        r == Reason.IDENTICAL_ANSWERS for r, _ in findings
+    ):
+        findings.append((Reason.IDENTICAL_ANSWERS, "both sides gave the same text"))
+    others = counted_votes().exclude(pk=vote.pk)
+    earlier = others.filter(prompt_hash=vote.prompt_hash).count()
+    if earlier >= conf["PROMPT_BATTLE_CAP"]:
+        findings.append(
+            (
+                Reason.PROMPT_CAP,
+                f"{earlier} counted votes on this prompt already; "
+                f"the cap is {conf['PROMPT_BATTLE_CAP']}",
+            )
+        )
+    mine = others.filter(prompt_hash=vote.prompt_hash, rater=rater).count()
+    if mine >= conf["RATER_PROMPT_REUSE_CAP"]:
+        findings.append(
+            (
+                Reason.PROMPT_CAP,
+                f"the rater used this prompt in {mine} counted votes "
+                f"already; the cap is {conf['RATER_PROMPT_REUSE_CAP']}",
+            )
+        )
+    day_start = vote.created_at.replace(hour=0, minute=0, second=0, microsecond=0)
+    today = others.filter(rater=rater, created_at__gte=day_start).count()
+    if today >= conf["DAILY_VOTE_CAP"]:
+        findings.append(
+            (Reason.DAILY_CAP, f"{today} counted votes today; the cap is {conf['DAILY_VOTE_CAP']}")
+        )
+    answered, agreed = rater_gold_agreement(rater=rater)
+    if answered >= conf["GOLD_MIN_ANSWERED"] and agreed / answered < conf["GOLD_MIN_AGREEMENT"]:
+        findings.append((Reason.LOW_AGREEMENT, f"agreed on {agreed} of {answered} gold battles"))
+    return findings

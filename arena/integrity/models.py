@@ -1,0 +1,83 @@
+"""Gold items and vote flags: the integrity event log beside the vote log."""
+
+from __future__ import annotations
+
+from django.conf import settings
+from django.db import models
+
+from arena.battles.models import Answer, Battle, Vote
+from arena.core.errors import AppendOnlyError
+
+
+class GoldItem(models.Model):
+    """A battle whose right vote is known (one answer clearly wrong), replayed to crowd raters
+    to measure how often each rater agrees."""
+
+    source = models.OneToOneField(Battle, on_delete=models.PROTECT, related_name="gold_item")
+    correct_side = models.CharField(
+        max_length=1,
+        choices=Answer.Side.choices,
+        help_text="The better answer's side in the source battle",
+    )
+    note = models.CharField(max_length=300, blank=True, default="")
+    active = models.BooleanField(default=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    def __str__(self) -> str:
+        return f"Gold item {self.pk} (from {self.source_id})"
+
+
+class VoteFlag(models.Model):
+    """Why a vote does not count, or an admin's review of that: an append-only event log.
+
+    A flag is a row with ``action=flag``; an admin confirms or lifts it with a new row pointing
+    at it. A vote counts unless it has a flag that has not been lifted.
+    """
+
+    class Reason(models.TextChoices):
+        TOO_FAST = "too_fast", "Voted faster than the answers can be read"
+        IDENTITY_QUESTION = "identity_question", "The prompt asked a model who it is"
+        IDENTITY_LEAK = "identity_leak", "An answer named a vendor or model"
+        IDENTICAL_ANSWERS = "identical_answers", "Both answers were identical"
+        PROMPT_CAP = "prompt_cap", "Past the cap on battles for one prompt"
+        DAILY_CAP = "daily_cap", "Past the rater's daily vote cap"
+        BANNED_RATER = "banned_rater", "The rater is banned"
+        LOW_AGREEMENT = "low_agreement", "The rater disagrees too often on gold battles"
+        UNVERIFIED = "unverified", "Crowd rater without a verified email"
+        ADMIN = "admin", "Flagged by an admin"
+
+    class Action(models.TextChoices):
+        FLAG = "flag", "Flag"
+        CONFIRM = "confirm", "Confirmed by an admin"
+        LIFT = "lift", "Lifted by an admin"
+
+    vote = models.ForeignKey(Vote, on_delete=models.PROTECT, related_name="flags")
+    reason = models.CharField(max_length=32, choices=Reason.choices)
+    action = models.CharField(max_length=8, choices=Action.choices, default=Action.FLAG)
+    review_of = models.ForeignKey(
+        "self", null=True, blank=True, on_delete=models.PROTECT, related_name="reviews"
+    )
+    detail = models.TextField(blank=True, default="")
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        null=True,
+        blank=True,
+        on_delete=models.PROTECT,
+        help_text="Empty when the system raised it",
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["-created_at"]
+        indexes = [models.Index(fields=["reason", "action"])]
+
+    def __str__(self) -> str:
+        return f"{self.get_action_display()}: {self.reason} on vote {self.vote_id}"
+
+    def save(self, *args, **kwargs) -> None:
+        if not self._state.adding:
+            raise AppendOnlyError("Flags are append-only: review a flag with a new row.")
+        super().save(*args, **kwargs)
+
+    def delete(self, *args, **kwargs):
+        raise AppendOnlyError("Flags are append-only and cannot be deleted.")

@@ -1,0 +1,107 @@
+"""Reads of integrity: which votes count, raters' and gold items' agreement, identity terms.
+
+``open_flags`` is the one definition of "a vote that does not count": services, the admin and
+the leaderboard all count by it, so a number an admin reads is the number that decides.
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+from django.conf import settings
+from django.db.models import Case, Count, Exists, F, OuterRef, Q, QuerySet, Subquery, When
+from django.db.models.functions import Coalesce
+
+from accounts.models import User
+from arena.battles.models import Vote
+from arena.catalog.models import ModelEntry
+from arena.integrity.models import GoldItem, VoteFlag
+
+
+def flag_lifted() -> Exists:
+    """For annotating VoteFlag rows: has an admin lifted this flag?"""
+    return Exists(VoteFlag.objects.filter(review_of=OuterRef("pk"), action=VoteFlag.Action.LIFT))
+
+
+def open_flags() -> QuerySet[VoteFlag]:
+    """Flags (not reviews) no admin has lifted: each keeps its vote out of the leaderboard."""
+    return VoteFlag.objects.filter(action=VoteFlag.Action.FLAG).exclude(
+        reviews__action=VoteFlag.Action.LIFT
+    )
+
+
+def vote_flagged(reason: str | None = None) -> Exists:
+    """For annotating or filtering Vote rows: does an open flag (of ``reason``, if given) keep
+    this vote from counting?"""
+    flags = open_flags().filter(vote=OuterRef("pk"))
+    return Exists(flags if reason is None else flags.filter(reason=reason))
+
+
+def counted_votes() -> QuerySet[Vote]:
+    """Votes that are real (not the demo's simulated ones) and kept out by no open flag."""
+    return Vote.objects.filter(simulated=False).exclude(vote_flagged())
+
+
+def _per_rater(votes: QuerySet[Vote]) -> Coalesce:
+    # A grouped subquery rather than Count() over a join: two counts over the same join would
+    # multiply each other, and raters without votes still need a 0.
+    counted = votes.order_by().values("rater").annotate(n=Count("pk")).values("n")[:1]
+    return Coalesce(Subquery(counted), 0)
+
+
+def raters_with_vote_counts(users: QuerySet[User]) -> QuerySet[User]:
+    """``votes_total`` and ``votes_flagged`` (votes an open flag keeps out) on each user."""
+    votes = Vote.objects.filter(rater=OuterRef("pk"))
+    return users.annotate(
+        votes_total=_per_rater(votes), votes_flagged=_per_rater(votes.filter(vote_flagged()))
+    )
+
+
+class Agreement(NamedTuple):
+    answered: int
+    agreed: int
+
+    @property
+    def share(self) -> float | None:
+        return self.agreed / self.answered if self.answered else None
+
+    def __str__(self) -> str:
+        if not self.answered:
+            return "no gold votes"
+        return f"{self.agreed} of {self.answered} ({self.share:.0%})"
+
+
+def _gold_agreement(votes: QuerySet[Vote]) -> Agreement:
+    """How votes on gold replays went. Single-turn only, since a follow-up leaves the gold
+    answer behind; sides are shuffled per replay, so agreement is the chosen *model*."""
+    gold = "battle__gold__"
+    votes = votes.filter(battle__gold__isnull=False, turns=1).annotate(
+        right=Case(
+            When(**{f"{gold}correct_side": "a"}, then=F(f"{gold}source__model_a")),
+            default=F(f"{gold}source__model_b"),
+        )
+    )
+    agreed = votes.filter(Q(choice="a", model_a=F("right")) | Q(choice="b", model_b=F("right")))
+    return Agreement(votes.count(), agreed.count())
+
+
+def rater_gold_agreement(*, rater: User) -> Agreement:
+    return _gold_agreement(Vote.objects.filter(rater=rater))
+
+
+def gold_item_agreement(*, item: GoldItem) -> Agreement:
+    return _gold_agreement(Vote.objects.filter(battle__gold=item))
+
+
+def gold_items_with_use(items: QuerySet[GoldItem]) -> QuerySet[GoldItem]:
+    """``times_served``: battles that replayed the item."""
+    return items.annotate(times_served=Count("served", distinct=True))
+
+
+def identity_terms() -> tuple[str, ...]:
+    """Every name that would unblind a battle: the configured vendor and model names plus each
+    model's public name and model id."""
+    terms = list(settings.INTEGRITY["IDENTITY_TERMS"])
+    for name, model_id in ModelEntry.objects.values_list("public_name", "model_id"):
+        terms += [name, model_id]
+    return tuple(sorted({t for t in terms if t and len(t) > 1}))

@@ -1,0 +1,142 @@
+"""The shape of the house: imports run one way, accounts is a leaf, modules stay readable.
+
+Every import counts, also those inside functions: a cycle hidden in a function is still a cycle.
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+PACKAGES = ("arena", "accounts", "ranking")
+MAX_LINES = 450
+
+
+def _modules() -> dict[str, Path]:
+    found = {}
+    for package in PACKAGES:
+        for path in sorted((ROOT / package).rglob("*.py")):
+            if "migrations" in path.parts:
+                continue
+            parts = path.relative_to(ROOT).with_suffix("").parts
+            name = ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+            found[name] = path
+    return found
+
+
+MODULES = _modules()
+
+
+def _resolve(name: str) -> str | None:
+    """The project module an imported name lives in, or None for the outside world."""
+    while name and name not in MODULES:
+        name = name.rpartition(".")[0]
+    return name or None
+
+
+def _imports(module: str, path: Path) -> set[str]:
+    package = module if path.name == "__init__.py" else module.rpartition(".")[0]
+    out: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text(), filename=str(path))):
+        if isinstance(node, ast.Import):
+            targets = [alias.name for alias in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                base = ".".join(
+                    [*package.split(".")[: len(package.split(".")) - node.level + 1], base]
+                ).strip(".")
+            # "from arena.integrity import gold" imports the module arena.integrity.gold.
+            targets = [f"{base}.{alias.name}" for alias in node.names] + [base]
+        else:
+            continue
+        for target in targets:
+            resolved = _resolve(target)
+            if resolved is not None and resolved != module:
+                out.add(resolved)
+    return out
+
+
+GRAPH = {module: _imports(module, path) for module, path in MODULES.items()}
+
+
+def _cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """Strongly connected components of more than one module (Tarjan's algorithm)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    found: list[list[str]] = []
+
+    def visit(node: str) -> None:
+        index[node] = low[node] = len(index)
+        stack.append(node)
+        on_stack.add(node)
+        for nxt in sorted(graph[node]):
+            if nxt not in index:
+                visit(nxt)
+                low[node] = min(low[node], low[nxt])
+            elif nxt in on_stack:
+                low[node] = min(low[node], index[nxt])
+        if low[node] == index[node]:
+            component = []
+            while True:
+                top = stack.pop()
+                on_stack.discard(top)
+                component.append(top)
+                if top == node:
+                    break
+            if len(component) > 1:
+                found.append(sorted(component))
+
+    for node in sorted(graph):
+        if node not in index:
+            visit(node)
+    return found
+
+
+def test_no_import_cycle_between_project_modules():
+    assert _cycles(GRAPH) == []
+
+
+def test_the_cycle_check_sees_a_cycle():
+    assert _cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
+
+
+def test_accounts_imports_neither_arena_nor_ranking():
+    leaks = {
+        (module, target)
+        for module, targets in GRAPH.items()
+        if module.split(".")[0] == "accounts"
+        for target in targets
+        if target.split(".")[0] in ("arena", "ranking")
+    }
+    assert leaks == set()
+
+
+def test_ranking_math_is_pure():
+    """The math modules know neither Django nor the rest of the project."""
+    pure = ["bradley_terry", "intervals", "style", "sampling", "compute", "battle_log", "plot"]
+    for name in pure:
+        module = f"ranking.{name}"
+        tree = ast.parse(MODULES[module].read_text())
+        imported = {
+            alias.name
+            for node in ast.walk(tree)
+            if isinstance(node, ast.Import)
+            for alias in node.names
+        } | {node.module or "" for node in ast.walk(tree) if isinstance(node, ast.ImportFrom)}
+        outside = {i for i in imported if i.split(".")[0] in ("django", "arena", "accounts")}
+        project = {t for t in GRAPH[module] if not t.startswith("ranking.")}
+        assert (outside, project) == (set(), set()), module
+
+
+def test_no_module_is_longer_than_450_lines():
+    paths = [*MODULES.values(), *(ROOT / "tests").rglob("*.py"), *(ROOT / "bench").rglob("*.py")]
+    long = {
+        str(p.relative_to(ROOT)): n
+        for p in paths
+        if (n := len(p.read_text().splitlines())) > MAX_LINES
+    }
+    assert long == {}
