@@ -15,12 +15,7 @@ class RowInline(admin.TabularInline):
         "breakdown",
         "section",
         "model_name",
-        "score",
-        "lower",
-        "upper",
-        "rank_best",
-        "rank_worst",
-        "votes",
+        *LeaderboardRow.RANK_FIELDS,
         "both_bad_rate",
     )
     readonly_fields = fields

@@ -51,17 +51,14 @@ class LeaderboardRow(models.Model):
     both_bad = models.PositiveIntegerField(default=0)
     both_bad_rate = models.FloatField(null=True)
 
+    # A model's place: its score, interval, rank range and the votes behind them.
+    RANK_FIELDS = ("score", "lower", "upper", "rank_best", "rank_worst", "votes")
     # A row's columns in the public JSON and CSV downloads, in this order.
     EXPORT_FIELDS = (
         "model_name",
         "organisation",
         "section",
-        "score",
-        "lower",
-        "upper",
-        "rank_best",
-        "rank_worst",
-        "votes",
+        *RANK_FIELDS,
         "wins",
         "losses",
         "ties",

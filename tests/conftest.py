@@ -1,8 +1,8 @@
-"""Named users, small model factories, and the real moving parts the suite runs against.
+"""Fixtures: named users and models, and the real moving parts the suite runs against.
 
 With REDIS_URL set (CI), generation goes through a real Celery worker process started here, the
 channel layer is Redis and the database is whatever DATABASE_URL names (PostgreSQL in CI). With
-no environment, the same tests run on the embedded default.
+no environment, the same tests run on the embedded default. Helpers live in tests/helpers.py.
 """
 
 from __future__ import annotations
@@ -11,9 +11,10 @@ import os
 import signal
 import subprocess
 import sys
+import time
+import urllib.request
 import uuid
 from collections.abc import Awaitable, Callable, Iterator
-from pathlib import Path
 
 import pytest
 from channels.db import database_sync_to_async
@@ -24,12 +25,18 @@ from django.test import Client
 
 from accounts.models import User
 from arena.catalog.models import ModelEntry
-
-ROOT = Path(__file__).resolve().parent.parent
-PASSWORD = "correct-horse-battery-staple"
-
-
-SESSION_RATELIMIT_PREFIX = f"rl-test-{uuid.uuid4().hex}:"
+from tests.helpers import (
+    FAST_PASSWORD_HASHERS,
+    ROOT,
+    WORKER_TURN_DEADLINE_S,
+    free_port,
+    make_two_models,
+    make_user,
+    session_headers,
+    stop_process,
+    subprocess_env,
+    wait_for_answers,
+)
 
 
 @pytest.fixture(autouse=True)
@@ -39,13 +46,11 @@ def _fast_pacing(settings):
     settings.RATELIMIT_CACHE_PREFIX = f"rl-test-{uuid.uuid4().hex}:"
 
 
-def make_user(email: str, *, verified: bool = True, **extra) -> User:
-    """A rater; crowd raters need a verified email to battle, so by default they have one."""
-    from allauth.account.models import EmailAddress
-
-    user = User.objects.create_user(email, PASSWORD, **extra)
-    EmailAddress.objects.create(user=user, email=user.email, verified=verified, primary=True)
-    return user
+@pytest.fixture(autouse=True)
+def _fast_password_hashing(settings):
+    """The default hasher costs a fifth of a second per user made or signed in; no test is
+    about its strength."""
+    settings.PASSWORD_HASHERS = FAST_PASSWORD_HASHERS
 
 
 @pytest.fixture
@@ -71,84 +76,12 @@ def admin_client(staff) -> Client:
     return client
 
 
-def make_model(name: str, model_id: str, *, organisation: str = "", vendor: str = "", **mock):
-    return ModelEntry.objects.create(
-        public_name=name,
-        organisation=organisation,
-        vendor=vendor,
-        model_id=model_id,
-        backend=ModelEntry.Backend.MOCK,
-        backend_settings={"ttft_ms": 0, "tokens_per_s": 0, "answer_tokens": 40, **mock},
-        supported_params=["temperature", "top_p", "max_tokens"],
-    )
-
-
-def make_two_models(**extra) -> tuple[ModelEntry, ModelEntry]:
-    """Two fast mock models whose names, ids and vendors are easy to spot in any payload."""
-    return (
-        make_model(
-            "Zephyr Quill",
-            "zq-large-001",
-            organisation="Nimbus Research",
-            vendor="Nimbusvendor",
-            style="markdown",
-            **extra,
-        ),
-        make_model(
-            "Orchid Lantern",
-            "ol-small-002",
-            organisation="Basalt Labs",
-            vendor="Basaltvendor",
-            style="plain",
-            answer_tokens=25,
-            **extra,
-        ),
-    )
-
-
 @pytest.fixture
 def two_models(db) -> tuple[ModelEntry, ModelEntry]:
     return make_two_models()
 
 
-def identity_strings(*models: ModelEntry) -> list[str]:
-    out: list[str] = []
-    for m in models:
-        out += [m.public_name, m.model_id, m.organisation, m.vendor, m.backend]
-        wire = m.backend_settings
-        out += [str(wire[k]) for k in ("base_url", "api_key_env") if k in wire]
-    return [s for s in out if s]
-
-
 # Real processes -----------------------------------------------------------------------------
-
-
-def subprocess_env() -> dict[str, str]:
-    """The environment a server or worker needs to share this test session's database."""
-    db = connections["default"].settings_dict
-    env = dict(os.environ)
-    if db["ENGINE"].endswith("postgresql"):
-        auth = db["USER"] + (f":{db['PASSWORD']}" if db.get("PASSWORD") else "")
-        env["DATABASE_URL"] = f"postgres://{auth}@{db['HOST']}:{db['PORT'] or 5432}/{db['NAME']}"
-    else:
-        env["DATABASE_URL"] = f"sqlite:///{db['NAME']}"
-    env["ARENA_PACE_TICK_MS"] = "5"
-    env["ARENA_PACE_CHARS"] = "60"
-    # Short, so a deliberately stalled answer is over before the next test flushes the tables.
-    env["ARENA_TURN_DEADLINE_S"] = "8"
-    env["RATELIMIT_CACHE_PREFIX"] = SESSION_RATELIMIT_PREFIX
-    env.setdefault("PYTHONUNBUFFERED", "1")
-    return env
-
-
-def _stop(proc: subprocess.Popen, sig: int = signal.SIGTERM) -> None:
-    """Stop a child for good before the test database it uses is dropped."""
-    proc.send_signal(sig)
-    try:
-        proc.wait(timeout=5)
-    except subprocess.TimeoutExpired:
-        proc.kill()
-        proc.wait()
 
 
 @pytest.fixture(scope="session")
@@ -186,7 +119,7 @@ def celery_worker(django_db_setup, django_db_blocker) -> Iterator[subprocess.Pop
         stderr=subprocess.STDOUT,
     )
     yield proc
-    _stop(proc, signal.SIGQUIT)  # cold shutdown: stalled mock streams need not finish
+    stop_process(proc, signal.SIGQUIT)  # cold shutdown: stalled mock streams need not finish
     log.close()
 
 
@@ -195,32 +128,12 @@ def generation(transactional_db, celery_worker) -> Iterator[None]:
     """Tests that generate answers: committed data, and a worker when Celery is in use.
 
     Afterwards it waits for the worker to finish what the test started: a task still writing
-    while the tables are flushed for the next test would deadlock with the flush.
+    while the tables are flushed for the next test would deadlock with the flush. Every answer
+    ends by the worker's turn deadline; one still open well past it fails the test.
     """
     yield
     if celery_worker is not None:
-        import time
-
-        from arena.battles.models import Answer
-
-        deadline = time.monotonic() + 12
-        while (
-            time.monotonic() < deadline
-            and Answer.objects.filter(
-                status__in=[Answer.Status.PENDING, Answer.Status.RUNNING]
-            ).exists()
-        ):
-            time.sleep(0.05)
-
-
-def session_headers(user: User) -> list[tuple[bytes, bytes]]:
-    client = Client()
-    client.force_login(user)
-    cookie = client.cookies[settings.SESSION_COOKIE_NAME].value
-    return [
-        (b"cookie", f"{settings.SESSION_COOKIE_NAME}={cookie}".encode()),
-        (b"origin", b"http://testserver"),
-    ]
+        wait_for_answers(limit_s=2.5 * WORKER_TURN_DEADLINE_S)
 
 
 @pytest.fixture
@@ -237,48 +150,10 @@ def ws_connect() -> Callable[[User | None], Awaitable[WebsocketCommunicator]]:
     return connect
 
 
-def wait_for_answers(battle_id: object, *, limit_s: float = 30.0) -> None:
-    """Block until every answer of the battle is finished (a worker may be producing them)."""
-    import time
-
-    from arena.battles.models import Answer
-
-    deadline = time.monotonic() + limit_s
-    while Answer.objects.filter(turn__battle_id=battle_id, finished_at__isnull=True).exists():
-        if time.monotonic() > deadline:
-            raise AssertionError(f"answers of battle {battle_id} did not finish in {limit_s} s")
-        time.sleep(0.05)
-
-
-def ready_battle(rater: User, text: str = "What is a monad?"):
-    """A battle whose answers are complete and shown, ready for a vote."""
-    from arena.battles.models import Battle
-    from arena.battles.prompts import prompt_create
-    from arena.battles.services import battle_start, turn_mark_shown
-
-    # A curated prompt, as a drawn one would be (gold items can only come from those).
-    prompt, _ = prompt_create(text=text)
-    battle = battle_start(rater=rater, text=text, prompt_id=prompt.pk)
-    wait_for_answers(battle.pk)
-    turn_mark_shown(turn_id=battle.turns.get(index=0).pk)
-    return Battle.objects.get(pk=battle.pk)
-
-
-def _free_port() -> int:
-    import socket
-
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 @pytest.fixture
 def asgi_server(generation) -> Iterator[str]:
     """The real app under daphne in its own process, on this test's committed data."""
-    import time
-    import urllib.request
-
-    port = _free_port()
+    port = free_port()
     log = open(ROOT / "var" / "test-daphne.log", "w")  # noqa: SIM115
     proc = subprocess.Popen(
         [
@@ -308,7 +183,7 @@ def asgi_server(generation) -> Iterator[str]:
                 raise RuntimeError(f"daphne did not start; see {log.name}") from None
             time.sleep(0.1)
     yield url
-    _stop(proc)
+    stop_process(proc)
     log.close()
 
 

@@ -104,6 +104,51 @@ def test_the_cycle_check_sees_a_cycle():
     assert _cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
 
 
+# A room's edges (views, consumers, tasks, admin, commands, wiring) sit above its services and
+# selectors, which sit above its models; between rooms, imports must then run one way.
+ROOMS = ("backends", "battles", "catalog", "core", "generation", "integrity", "admin", "devtools")
+EDGE_PARTS = {
+    "views",
+    "consumers",
+    "tasks",
+    "urls",
+    "routing",
+    "asgi",
+    "celery",
+    "admin",
+    "commands",
+}
+
+
+def _layer(module: str) -> str:
+    parts = module.split(".")
+    room = parts[0]
+    if room == "arena" and len(parts) > 1 and parts[1] in (*ROOMS, "management"):
+        room = f"arena.{parts[1]}"
+    if parts[-1] == "models":
+        return f"{room}:models"
+    return f"{room}:edge" if EDGE_PARTS & set(parts[1:]) else f"{room}:code"
+
+
+def _room_graph() -> dict[str, set[str]]:
+    graph: dict[str, set[str]] = {}
+    for module, targets in GRAPH.items():
+        here = _layer(module)
+        graph.setdefault(here, set())
+        for target in targets:
+            there = _layer(target)
+            if here.split(":")[0] != there.split(":")[0]:
+                graph[here].add(there)
+                graph.setdefault(there, set())
+    return graph
+
+
+def test_rooms_import_one_way():
+    """docs/architecture.md draws this graph: battles may use generation, generation may read
+    battles' models, but no two rooms' code may import each other."""
+    assert _cycles(_room_graph()) == []
+
+
 def test_accounts_imports_neither_arena_nor_ranking():
     leaks = {
         (module, target)
@@ -140,3 +185,20 @@ def test_no_module_is_longer_than_450_lines():
         if (n := len(p.read_text().splitlines())) > MAX_LINES
     }
     assert long == {}
+
+
+def test_no_test_module_imports_another():
+    """Shared test code lives in tests/helpers.py (and data in tests/backends/vendors.py)."""
+    imports = set()
+    for path in (ROOT / "tests").rglob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text())):
+            names = []
+            if isinstance(node, ast.ImportFrom) and node.module:
+                names = [node.module, *(f"{node.module}.{a.name}" for a in node.names)]
+            elif isinstance(node, ast.Import):
+                names = [a.name for a in node.names]
+            for name in names:
+                last = name.split(".")[-1]
+                if name.startswith("tests.") and (last.startswith("test_") or last == "conftest"):
+                    imports.add((str(path.relative_to(ROOT)), name))
+    assert imports == set()

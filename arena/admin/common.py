@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
-from django.db.models import Model
+from collections.abc import Callable
+
+from django.contrib import admin, messages
+from django.db.models import Model, QuerySet
 from django.http import HttpRequest
 from django.urls import reverse
 from django.utils.html import format_html
@@ -32,3 +35,37 @@ def change_link(obj: Model, text: object = None) -> str:
     opts = obj._meta
     url = reverse(f"admin:{opts.app_label}_{opts.model_name}_change", args=[obj.pk])
     return format_html('<a href="{}">{}</a>', url, text if text is not None else obj)
+
+
+class LogAdmin(StaffReads, ReadOnly):
+    """An append-only log: every staff member reads it, nobody adds, edits or deletes rows."""
+
+    def has_module_permission(self, request: HttpRequest) -> bool:
+        return request.user.is_active and request.user.is_staff
+
+    def get_actions(self, request: HttpRequest) -> dict:
+        actions = super().get_actions(request)
+        actions.pop("delete_selected", None)
+        return actions
+
+
+def set_active_actions(
+    *,
+    apply: Callable[[list[int], bool], int],
+    permission: str,
+    on: tuple[str, str],
+    off: tuple[str, str],
+) -> tuple[Callable, Callable]:
+    """Two actions that switch the selected rows on and off through a service:
+    ``apply(ids, active)`` returns how many changed; ``on`` and ``off`` are each a
+    (description, message with ``{n}``)."""
+
+    def action(active: bool, description: str, done: str) -> Callable:
+        @admin.action(description=description, permissions=[permission])
+        def act(modeladmin: admin.ModelAdmin, request: HttpRequest, queryset: QuerySet) -> None:
+            changed = apply(list(queryset.values_list("pk", flat=True)), active)
+            modeladmin.message_user(request, done.format(n=changed), messages.SUCCESS)
+
+        return act
+
+    return action(True, *on), action(False, *off)

@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-from django.contrib import admin, messages
+from django.contrib import admin
 from django.db.models import QuerySet
 from django.http import HttpRequest
 
-from arena.admin.common import change_link
-from arena.integrity import gold, selectors
+from arena.admin.common import change_link, set_active_actions
+from arena.integrity import selectors, services
 from arena.integrity.models import GoldItem
 
 
@@ -59,16 +59,9 @@ class GoldItemAdmin(admin.ModelAdmin):
     def agreement(self, item: GoldItem) -> str:
         return str(selectors.gold_item_agreement(item=item))
 
-    @admin.action(description="Stop serving selected gold items", permissions=["gold"])
-    def withdraw_items(self, request: HttpRequest, queryset: QuerySet[GoldItem]) -> None:
-        changed = gold.gold_set_active(
-            item_ids=list(queryset.values_list("pk", flat=True)), active=False
-        )
-        self.message_user(request, f"{changed} gold item(s) withdrawn.", messages.SUCCESS)
-
-    @admin.action(description="Serve selected gold items again", permissions=["gold"])
-    def serve_items(self, request: HttpRequest, queryset: QuerySet[GoldItem]) -> None:
-        changed = gold.gold_set_active(
-            item_ids=list(queryset.values_list("pk", flat=True)), active=True
-        )
-        self.message_user(request, f"{changed} gold item(s) served again.", messages.SUCCESS)
+    serve_items, withdraw_items = set_active_actions(
+        apply=lambda ids, active: services.gold_set_active(item_ids=ids, active=active),
+        permission="gold",
+        on=("Serve selected gold items again", "{n} gold item(s) served again."),
+        off=("Stop serving selected gold items", "{n} gold item(s) withdrawn."),
+    )

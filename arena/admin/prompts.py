@@ -6,12 +6,12 @@ from django import forms
 from django.contrib import admin, messages
 from django.core.exceptions import PermissionDenied, ValidationError
 from django.core.validators import FileExtensionValidator
-from django.db.models import QuerySet
 from django.http import HttpRequest
 from django.template.response import TemplateResponse
 from django.urls import URLPattern, path
 from django.utils.text import Truncator
 
+from arena.admin.common import set_active_actions
 from arena.battles import prompts
 from arena.battles.models import Prompt
 from arena.battles.selectors import prompt_twin
@@ -96,19 +96,12 @@ class PromptAdmin(admin.ModelAdmin):
     def short_text(self, prompt: Prompt) -> str:
         return Truncator(prompt.text).chars(80)
 
-    @admin.action(description="Offer selected prompts to raters", permissions=["change"])
-    def offer_prompts(self, request: HttpRequest, queryset: QuerySet[Prompt]) -> None:
-        changed = prompts.prompts_set_active(
-            prompt_ids=list(queryset.values_list("pk", flat=True)), active=True
-        )
-        self.message_user(request, f"{changed} prompt(s) activated.", messages.SUCCESS)
-
-    @admin.action(description="Stop offering selected prompts", permissions=["change"])
-    def withdraw_prompts(self, request: HttpRequest, queryset: QuerySet[Prompt]) -> None:
-        changed = prompts.prompts_set_active(
-            prompt_ids=list(queryset.values_list("pk", flat=True)), active=False
-        )
-        self.message_user(request, f"{changed} prompt(s) deactivated.", messages.SUCCESS)
+    offer_prompts, withdraw_prompts = set_active_actions(
+        apply=lambda ids, active: prompts.prompts_set_active(prompt_ids=ids, active=active),
+        permission="change",
+        on=("Offer selected prompts to raters", "{n} prompt(s) activated."),
+        off=("Stop offering selected prompts", "{n} prompt(s) deactivated."),
+    )
 
     def get_urls(self) -> list[URLPattern]:
         opts = self.opts

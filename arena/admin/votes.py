@@ -9,7 +9,7 @@ from django.http import HttpRequest
 from django.template.response import TemplateResponse
 from django.utils.text import Truncator
 
-from arena.admin.common import ReadOnly, StaffReads, change_link
+from arena.admin.common import LogAdmin, ReadOnly, StaffReads, change_link
 from arena.admin.notes import note_action
 from arena.battles.models import Vote
 from arena.core.errors import ServiceError
@@ -17,21 +17,25 @@ from arena.integrity import selectors, services
 from arena.integrity.models import VoteFlag
 
 
-def _flag_author(flag: VoteFlag) -> str:
-    return str(flag.created_by) if flag.created_by_id else "system"
+class FlagColumns:
+    """Who raised a flag, and whether it still keeps its vote out."""
+
+    @admin.display(description="by", ordering="created_by__email")
+    def by(self, flag: VoteFlag) -> str:
+        return str(flag.created_by) if flag.created_by_id else "system"
+
+    @admin.display(description="open", boolean=True)
+    def open(self, flag: VoteFlag) -> bool | None:
+        # Reviews are neither open nor closed; only a flag row can keep a vote out.
+        if flag.action != VoteFlag.Action.FLAG:
+            return None
+        lifted = getattr(flag, "is_lifted", None)
+        if lifted is None:
+            lifted = flag.reviews.filter(action=VoteFlag.Action.LIFT).exists()
+        return not lifted
 
 
-def _flag_is_open(flag: VoteFlag) -> bool | None:
-    # Reviews are neither open nor closed; only a flag row can keep a vote out.
-    if flag.action != VoteFlag.Action.FLAG:
-        return None
-    lifted = getattr(flag, "is_lifted", None)
-    if lifted is None:
-        lifted = flag.reviews.filter(action=VoteFlag.Action.LIFT).exists()
-    return not lifted
-
-
-class VoteFlagInline(StaffReads, ReadOnly, admin.TabularInline):
+class VoteFlagInline(FlagColumns, StaffReads, ReadOnly, admin.TabularInline):
     model = VoteFlag
     fk_name = "vote"
     fields = ("flag_link", "reason", "action", "review_of", "detail", "by", "created_at", "open")
@@ -44,14 +48,6 @@ class VoteFlagInline(StaffReads, ReadOnly, admin.TabularInline):
     @admin.display(description="flag")
     def flag_link(self, flag: VoteFlag) -> str:
         return change_link(flag, f"#{flag.pk}")
-
-    @admin.display(description="by")
-    def by(self, flag: VoteFlag) -> str:
-        return _flag_author(flag)
-
-    @admin.display(description="open", boolean=True)
-    def open(self, flag: VoteFlag) -> bool | None:
-        return _flag_is_open(flag)
 
     def get_queryset(self, request: HttpRequest) -> QuerySet[VoteFlag]:
         qs = super().get_queryset(request).select_related("created_by")
@@ -74,7 +70,7 @@ class CountedFilter(admin.SimpleListFilter):
 
 
 @admin.register(Vote)
-class VoteAdmin(StaffReads, ReadOnly, admin.ModelAdmin):
+class VoteAdmin(LogAdmin, admin.ModelAdmin):
     """The vote log is append-only: staff may read it, nobody may add, edit or delete here.
     Flagging a vote adds a VoteFlag row beside it; the vote itself is never touched."""
 
@@ -98,19 +94,11 @@ class VoteAdmin(StaffReads, ReadOnly, admin.ModelAdmin):
     inlines = (VoteFlagInline,)
     actions = ("flag_votes",)
 
-    def has_module_permission(self, request: HttpRequest) -> bool:
-        return request.user.is_active and request.user.is_staff
-
     def has_flag_permission(self, request: HttpRequest) -> bool:
         return request.user.has_perm("arena.add_voteflag")
 
     def get_queryset(self, request: HttpRequest) -> QuerySet[Vote]:
         return super().get_queryset(request).annotate(is_flagged=selectors.vote_flagged())
-
-    def get_actions(self, request: HttpRequest) -> dict:
-        actions = super().get_actions(request)
-        actions.pop("delete_selected", None)
-        return actions
 
     @admin.display(description="counted", boolean=True, ordering="is_flagged")
     def counted(self, vote: Vote) -> bool:
@@ -156,7 +144,7 @@ class FlagOpenFilter(admin.SimpleListFilter):
         return queryset
 
 
-class ReviewInline(StaffReads, ReadOnly, admin.TabularInline):
+class ReviewInline(FlagColumns, StaffReads, ReadOnly, admin.TabularInline):
     model = VoteFlag
     fk_name = "review_of"
     fields = ("action", "detail", "by", "created_at")
@@ -166,13 +154,9 @@ class ReviewInline(StaffReads, ReadOnly, admin.TabularInline):
     verbose_name = "review"
     verbose_name_plural = "reviews"
 
-    @admin.display(description="by")
-    def by(self, flag: VoteFlag) -> str:
-        return _flag_author(flag)
-
 
 @admin.register(VoteFlag)
-class VoteFlagAdmin(StaffReads, ReadOnly, admin.ModelAdmin):
+class VoteFlagAdmin(FlagColumns, LogAdmin, admin.ModelAdmin):
     """Flags and their reviews: an append-only log. The actions add review rows through the
     services; no row is ever edited or deleted here."""
 
@@ -209,19 +193,11 @@ class VoteFlagAdmin(StaffReads, ReadOnly, admin.ModelAdmin):
     inlines = (ReviewInline,)
     actions = ("confirm_flags", "lift_flags")
 
-    def has_module_permission(self, request: HttpRequest) -> bool:
-        return request.user.is_active and request.user.is_staff
-
     def has_review_permission(self, request: HttpRequest) -> bool:
         return request.user.has_perm("arena.add_voteflag")
 
     def get_queryset(self, request: HttpRequest) -> QuerySet[VoteFlag]:
         return super().get_queryset(request).annotate(is_lifted=selectors.flag_lifted())
-
-    def get_actions(self, request: HttpRequest) -> dict:
-        actions = super().get_actions(request)
-        actions.pop("delete_selected", None)
-        return actions
 
     @admin.display(description="vote", ordering="vote")
     def vote_link(self, flag: VoteFlag) -> str:
@@ -234,14 +210,6 @@ class VoteFlagAdmin(StaffReads, ReadOnly, admin.ModelAdmin):
     @admin.display(description="reviews flag")
     def reviewed_flag(self, flag: VoteFlag) -> str:
         return change_link(flag.review_of, f"#{flag.review_of_id}") if flag.review_of_id else ""
-
-    @admin.display(description="by", ordering="created_by__email")
-    def by(self, flag: VoteFlag) -> str:
-        return _flag_author(flag)
-
-    @admin.display(description="open", boolean=True)
-    def open(self, flag: VoteFlag) -> bool | None:
-        return _flag_is_open(flag)
 
     @admin.display(description="detail")
     def short_detail(self, flag: VoteFlag) -> str:

@@ -15,14 +15,7 @@ from collections.abc import AsyncIterator
 import httpx
 
 from arena.backends.base import ChatRequest, ErrorKind, Event, Finished, StreamError, TextDelta
-from arena.backends.http import (
-    SecretMissing,
-    json_object,
-    post_stream,
-    secret,
-    sse_events,
-    with_default_key,
-)
+from arena.backends.http import HTTPBackend, json_object, sse_events
 
 DEFAULT_BASE_URL = "https://api.anthropic.com/v1"
 DEFAULT_KEY_ENV = "ANTHROPIC_API_KEY"
@@ -52,20 +45,18 @@ ERROR_KINDS: dict[str, ErrorKind] = {
 _CONTEXT = re.compile(r"prompt is too long|context (limit|window|length)", re.IGNORECASE)
 
 
-class AnthropicBackend:
-    def __init__(self, settings: dict) -> None:
-        self.settings = settings = with_default_key(settings, DEFAULT_KEY_ENV)
-        self.base_url = str(settings.get("base_url") or DEFAULT_BASE_URL).rstrip("/")
+class AnthropicBackend(HTTPBackend):
+    default_base_url = DEFAULT_BASE_URL
+    default_key_env = DEFAULT_KEY_ENV
+    requires_key = True
 
-    def _headers(self, key: str) -> dict[str, str]:
-        return {
-            "Accept": "text/event-stream",
-            **dict(self.settings.get("headers") or {}),
-            "x-api-key": key,
-            "anthropic-version": API_VERSION,
-        }
+    def url(self, request: ChatRequest) -> str:
+        return f"{self.base_url}/messages"
 
-    def _body(self, request: ChatRequest) -> dict:
+    def auth_headers(self, key: str | None) -> dict[str, str]:
+        return {"x-api-key": key or "", "anthropic-version": API_VERSION}
+
+    def body(self, request: ChatRequest) -> dict:
         system = [m.content for m in request.messages if m.role == "system" and m.content]
         turns: list[dict] = []
         for m in request.messages:
@@ -95,65 +86,50 @@ class AnthropicBackend:
             body["top_p"] = params["top_p"]
         return body
 
-    async def stream(self, request: ChatRequest) -> AsyncIterator[Event]:
-        try:
-            key = secret(self.settings)
-        except SecretMissing as exc:
-            yield StreamError("auth", str(exc))
-            return
-        if not key:
-            yield StreamError("auth", "No API key is configured for this backend.")
-            return
-        async for event in post_stream(
-            url=f"{self.base_url}/messages",
-            body=self._body(request),
-            headers=self._headers(key),
-            settings=self.settings,
-            key=key,
-            parse=_parse,
-            refine=lambda error, _: _refine(error),
-        ):
-            yield event
+    async def parse(self, response: httpx.Response) -> AsyncIterator[Event]:
+        request_id = response.headers.get("request-id")
+        input_tokens: int | None = None
+        output_tokens: int | None = None
+        stop_reason: str | None = None
+        async for name, data in sse_events(response):
+            payload = json_object(data)
+            if isinstance(payload, StreamError):
+                yield payload
+                return
+            kind = payload.get("type") or name
+            if kind == "message_start":
+                message = payload.get("message") or {}
+                request_id = message.get("id") or request_id
+                input_tokens = _input_tokens(message.get("usage") or {}, input_tokens)
+            elif kind == "content_block_start":
+                block = payload.get("content_block") or {}
+                if block.get("type") == "text" and block.get("text"):
+                    yield TextDelta(block["text"])
+            elif kind == "content_block_delta":
+                # Thinking, signature and tool-input deltas are not part of the answer.
+                delta = payload.get("delta") or {}
+                if delta.get("type") == "text_delta" and delta.get("text"):
+                    yield TextDelta(delta["text"])
+            elif kind == "message_delta":
+                stop_reason = (payload.get("delta") or {}).get("stop_reason") or stop_reason
+                usage = payload.get("usage") or {}
+                # message_delta counts are cumulative, so the last one is the total.
+                if usage.get("output_tokens") is not None:
+                    output_tokens = usage["output_tokens"]
+                input_tokens = _input_tokens(usage, input_tokens)
+            elif kind == "message_stop":
+                yield _finished(stop_reason, input_tokens, output_tokens, request_id)
+                return
+            elif kind == "error":
+                yield _stream_error(payload.get("error"))
+                return
+            # ping, content_block_stop and event types added later carry nothing the answer needs.
 
-
-async def _parse(response: httpx.Response) -> AsyncIterator[Event]:
-    request_id = response.headers.get("request-id")
-    input_tokens: int | None = None
-    output_tokens: int | None = None
-    stop_reason: str | None = None
-    async for name, data in sse_events(response):
-        payload = json_object(data)
-        if isinstance(payload, StreamError):
-            yield payload
-            return
-        kind = payload.get("type") or name
-        if kind == "message_start":
-            message = payload.get("message") or {}
-            request_id = message.get("id") or request_id
-            input_tokens = _input_tokens(message.get("usage") or {}, input_tokens)
-        elif kind == "content_block_start":
-            block = payload.get("content_block") or {}
-            if block.get("type") == "text" and block.get("text"):
-                yield TextDelta(block["text"])
-        elif kind == "content_block_delta":
-            # Thinking, signature and tool-input deltas are not part of the answer.
-            delta = payload.get("delta") or {}
-            if delta.get("type") == "text_delta" and delta.get("text"):
-                yield TextDelta(delta["text"])
-        elif kind == "message_delta":
-            stop_reason = (payload.get("delta") or {}).get("stop_reason") or stop_reason
-            usage = payload.get("usage") or {}
-            # message_delta counts are cumulative, so the last one is the total.
-            if usage.get("output_tokens") is not None:
-                output_tokens = usage["output_tokens"]
-            input_tokens = _input_tokens(usage, input_tokens)
-        elif kind == "message_stop":
-            yield _finished(stop_reason, input_tokens, output_tokens, request_id)
-            return
-        elif kind == "error":
-            yield _stream_error(payload.get("error"))
-            return
-        # ping, content_block_stop and event types added later carry nothing the answer needs.
+    def refine(self, error: StreamError, body: str) -> StreamError:
+        """The shared status mapping does not know Anthropic's wording for an over-long prompt."""
+        if error.kind == "bad_request" and _CONTEXT.search(error.message):
+            return dataclasses.replace(error, kind="context_length")
+        return error
 
 
 def _input_tokens(usage: dict, current: int | None) -> int | None:
@@ -191,10 +167,3 @@ def _stream_error(error: object) -> StreamError:
     if kind == "bad_request" and _CONTEXT.search(message):
         kind = "context_length"
     return StreamError(kind, f"The backend failed mid-stream: {kind_name}: {message}"[:300])
-
-
-def _refine(error: StreamError) -> StreamError:
-    """The shared status mapping does not know Anthropic's wording for an over-long prompt."""
-    if error.kind == "bad_request" and _CONTEXT.search(error.message):
-        return dataclasses.replace(error, kind="context_length")
-    return error

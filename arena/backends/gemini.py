@@ -15,15 +15,7 @@ from collections.abc import AsyncIterator
 import httpx
 
 from arena.backends.base import ChatRequest, ErrorKind, Event, Finished, StreamError, TextDelta
-from arena.backends.http import (
-    SecretMissing,
-    classify_status,
-    json_object,
-    post_stream,
-    secret,
-    sse_events,
-    with_default_key,
-)
+from arena.backends.http import HTTPBackend, classify_status, json_object, sse_events
 
 DEFAULT_BASE_URL = "https://generativelanguage.googleapis.com/v1beta"
 DEFAULT_KEY_ENV = "GEMINI_API_KEY"
@@ -47,19 +39,15 @@ _CONTEXT = re.compile(r"exceeds the maximum number of tokens|context (window|len
 _RETRY_DELAY = re.compile(r'"retryDelay"\s*:\s*"(\d+(?:\.\d+)?)s"')
 
 
-class GeminiBackend:
-    def __init__(self, settings: dict) -> None:
-        self.settings = settings = with_default_key(settings, DEFAULT_KEY_ENV)
-        self.base_url = str(settings.get("base_url") or DEFAULT_BASE_URL).rstrip("/")
+class GeminiBackend(HTTPBackend):
+    default_base_url = DEFAULT_BASE_URL
+    default_key_env = DEFAULT_KEY_ENV
+    requires_key = True
 
-    def _headers(self, key: str) -> dict[str, str]:
-        return {
-            "Accept": "text/event-stream",
-            **dict(self.settings.get("headers") or {}),
-            "x-goog-api-key": key,
-        }
+    def auth_headers(self, key: str | None) -> dict[str, str]:
+        return {"x-goog-api-key": key or ""}
 
-    def _body(self, request: ChatRequest) -> dict:
+    def body(self, request: ChatRequest) -> dict:
         contents: list[dict] = []
         system: list[dict] = []
         for m in request.messages:
@@ -81,64 +69,62 @@ class GeminiBackend:
             body["generationConfig"] = config
         return body
 
-    def _url(self, model_id: str) -> str:
+    def url(self, request: ChatRequest) -> str:
         # Model ids are listed as "models/gemini-..."; either spelling is accepted here.
-        return f"{self.base_url}/models/{model_id.removeprefix('models/')}:streamGenerateContent"
+        model = request.model_id.removeprefix("models/")
+        return f"{self.base_url}/models/{model}:streamGenerateContent"
 
-    async def stream(self, request: ChatRequest) -> AsyncIterator[Event]:
-        try:
-            key = secret(self.settings)
-        except SecretMissing as exc:
-            yield StreamError("auth", str(exc))
-            return
-        if not key:
-            yield StreamError("auth", "No API key is configured for this backend.")
-            return
-        async for event in post_stream(
-            url=self._url(request.model_id),
-            params={"alt": "sse"},
-            body=self._body(request),
-            headers=self._headers(key),
-            settings=self.settings,
-            key=key,
-            parse=_parse,
-            refine=_refine,
+    def query(self) -> dict[str, str] | None:
+        return {"alt": "sse"}
+
+    async def parse(self, response: httpx.Response) -> AsyncIterator[Event]:
+        request_id: str | None = None
+        usage: dict = {}
+        async for _, data in sse_events(response):
+            chunk = json_object(data)
+            if isinstance(chunk, StreamError):
+                yield chunk
+                return
+            if chunk.get("error"):
+                yield _chunk_error(chunk["error"])
+                return
+            request_id = chunk.get("responseId") or request_id
+            usage = chunk.get("usageMetadata") or usage
+            blocked = (chunk.get("promptFeedback") or {}).get("blockReason")
+            if blocked:
+                yield StreamError("content_filter", f"The prompt was blocked ({blocked}).")
+                return
+            candidates = chunk.get("candidates") or []
+            if not candidates:
+                continue
+            candidate = candidates[0]
+            for part in (candidate.get("content") or {}).get("parts") or []:
+                if part.get("thought"):
+                    continue  # thought summaries are not part of the answer
+                if part.get("text"):
+                    yield TextDelta(part["text"])
+            # The last chunk often carries text, the finish reason and the final usage together,
+            # so the terminal event comes only after the whole chunk is read.
+            reason = candidate.get("finishReason")
+            if reason and reason != "FINISH_REASON_UNSPECIFIED":
+                yield _finished(reason, usage, request_id)
+                return
+
+    def refine(self, error: StreamError, body: str) -> StreamError:
+        """Gemini's quirks the shared status mapping cannot know."""
+        if error.kind == "bad_request" and (
+            "API_KEY_INVALID" in body or "API key not valid" in body
         ):
-            yield event
-
-
-async def _parse(response: httpx.Response) -> AsyncIterator[Event]:
-    request_id: str | None = None
-    usage: dict = {}
-    async for _, data in sse_events(response):
-        chunk = json_object(data)
-        if isinstance(chunk, StreamError):
-            yield chunk
-            return
-        if chunk.get("error"):
-            yield _chunk_error(chunk["error"])
-            return
-        request_id = chunk.get("responseId") or request_id
-        usage = chunk.get("usageMetadata") or usage
-        blocked = (chunk.get("promptFeedback") or {}).get("blockReason")
-        if blocked:
-            yield StreamError("content_filter", f"The prompt was blocked ({blocked}).")
-            return
-        candidates = chunk.get("candidates") or []
-        if not candidates:
-            continue
-        candidate = candidates[0]
-        for part in (candidate.get("content") or {}).get("parts") or []:
-            if part.get("thought"):
-                continue  # thought summaries are not part of the answer
-            if part.get("text"):
-                yield TextDelta(part["text"])
-        # The last chunk often carries text, the finish reason and the final usage together,
-        # so the terminal event comes only after the whole chunk is read.
-        reason = candidate.get("finishReason")
-        if reason and reason != "FINISH_REASON_UNSPECIFIED":
-            yield _finished(reason, usage, request_id)
-            return
+            # Gemini answers a wrong key with 400, not 401.
+            return dataclasses.replace(error, kind="auth")
+        if error.kind == "bad_request" and _CONTEXT.search(error.message):
+            return dataclasses.replace(error, kind="context_length")
+        if error.kind == "rate_limited" and error.retry_after_s is None:
+            # Gemini puts the wait in the body (google.rpc.RetryInfo), not in Retry-After.
+            delay = _RETRY_DELAY.search(body)
+            if delay:
+                return dataclasses.replace(error, retry_after_s=float(delay.group(1)))
+        return error
 
 
 def _finished(reason: str, usage: dict, request_id: str | None) -> Event:
@@ -167,18 +153,3 @@ def _chunk_error(error: object) -> StreamError:
     if kind == "bad_request" and _CONTEXT.search(message):
         kind = "context_length"
     return StreamError(kind, f"The backend failed mid-stream: {message}"[:300])
-
-
-def _refine(error: StreamError, body: str) -> StreamError:
-    """Gemini's quirks the shared status mapping cannot know."""
-    if error.kind == "bad_request" and ("API_KEY_INVALID" in body or "API key not valid" in body):
-        # Gemini answers a wrong key with 400, not 401.
-        return dataclasses.replace(error, kind="auth")
-    if error.kind == "bad_request" and _CONTEXT.search(error.message):
-        return dataclasses.replace(error, kind="context_length")
-    if error.kind == "rate_limited" and error.retry_after_s is None:
-        # Gemini puts the wait in the body (google.rpc.RetryInfo), not in Retry-After.
-        delay = _RETRY_DELAY.search(body)
-        if delay:
-            return dataclasses.replace(error, retry_after_s=float(delay.group(1)))
-    return error

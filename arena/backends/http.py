@@ -1,4 +1,5 @@
-"""What every HTTP backend shares: one client factory, secrets, SSE parsing, error mapping."""
+"""What every HTTP backend shares: one client factory, secrets, SSE parsing, error mapping, and
+``HTTPBackend``, the stream flow each vendor module fills in."""
 
 from __future__ import annotations
 
@@ -13,7 +14,7 @@ from pathlib import Path
 
 import httpx
 
-from arena.backends.base import ErrorKind, Event, StreamError, TextDelta
+from arena.backends.base import ChatRequest, ErrorKind, Event, StreamError, TextDelta
 
 DEFAULT_TIMEOUT_S = 60.0
 _clients: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, httpx.AsyncClient] = (
@@ -161,6 +162,76 @@ def with_default_key(settings: dict, env_name: str) -> dict:
     if settings.get("api_key_env") or settings.get("api_key_file"):
         return settings
     return {**settings, "api_key_env": env_name}
+
+
+class HTTPBackend:
+    """One request, streamed: the flow every vendor shares.
+
+    Read the key, refuse what cannot be sent, POST, and hand the response to the vendor's
+    ``parse``. A vendor module holds only what differs: its default base URL and key variable,
+    whether the key is required, and its url, body, auth headers, query, parse and refine.
+    """
+
+    default_base_url: str = ""
+    default_key_env: str | None = None  # where the key is read from unless settings say
+    requires_key: bool = False  # a vendor API that rejects every request without one
+
+    def __init__(self, settings: dict) -> None:
+        if self.default_key_env:
+            settings = with_default_key(settings, self.default_key_env)
+        self.settings = settings
+        self.base_url = str(settings.get("base_url") or self.default_base_url).rstrip("/")
+
+    def url(self, request: ChatRequest) -> str:
+        raise NotImplementedError
+
+    def body(self, request: ChatRequest) -> dict:
+        raise NotImplementedError
+
+    def auth_headers(self, key: str | None) -> dict[str, str]:
+        raise NotImplementedError
+
+    def query(self) -> dict[str, str] | None:
+        return None
+
+    def parse(self, response: httpx.Response) -> AsyncIterator[Event]:
+        raise NotImplementedError
+
+    def refine(self, error: StreamError, body: str) -> StreamError:
+        """Re-classify an HTTP error from its body; vendors word some kinds their own way."""
+        return error
+
+    def headers(self, key: str | None) -> dict[str, str]:
+        # The vendor's auth headers come last, so extra settings headers cannot replace them.
+        return {
+            "Accept": "text/event-stream",
+            **dict(self.settings.get("headers") or {}),
+            **self.auth_headers(key),
+        }
+
+    async def stream(self, request: ChatRequest) -> AsyncIterator[Event]:
+        if not self.base_url:
+            yield StreamError("bad_request", "No base_url is configured for this backend.")
+            return
+        try:
+            key = secret(self.settings)
+        except SecretMissing as exc:
+            yield StreamError("auth", str(exc))
+            return
+        if self.requires_key and not key:
+            yield StreamError("auth", "No API key is configured for this backend.")
+            return
+        async for event in post_stream(
+            url=self.url(request),
+            params=self.query(),
+            body=self.body(request),
+            headers=self.headers(key),
+            settings=self.settings,
+            key=key,
+            parse=self.parse,
+            refine=self.refine,
+        ):
+            yield event
 
 
 def json_object(data: str) -> dict | StreamError:

@@ -93,7 +93,7 @@ def _styled(sentences: list[str], style: str) -> str:
     return " ".join(sentences)
 
 
-def _chunks(text: str) -> Iterator[str]:
+def word_chunks(text: str) -> Iterator[str]:
     """Word-sized chunks, the way a tokenizer-backed stream arrives."""
     start = 0
     for i, ch in enumerate(text):
@@ -111,7 +111,7 @@ class MockBackend:
     async def stream(self, request: ChatRequest) -> AsyncIterator[Event]:
         s = self.settings
         text = answer_text(request.model_id, request, s)
-        chunks = list(_chunks(text))
+        chunks = list(word_chunks(text))
         prompt_tokens = sum(len(m.content.split()) for m in request.messages)
         ttft = s.ttft_ms * (20 if s.misbehaviour == "slow_first_token" else 1)
         await asyncio.sleep(ttft / 1000)

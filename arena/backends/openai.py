@@ -8,7 +8,6 @@ always requested.
 from __future__ import annotations
 
 from arena.backends.base import ChatRequest
-from arena.backends.http import with_default_key
 from arena.backends.openai_compatible import OpenAICompatibleBackend
 
 DEFAULT_KEY_ENV = "OPENAI_API_KEY"
@@ -16,12 +15,10 @@ DEFAULT_KEY_ENV = "OPENAI_API_KEY"
 
 class OpenAIBackend(OpenAICompatibleBackend):
     default_base_url = "https://api.openai.com/v1"
+    default_key_env = DEFAULT_KEY_ENV
 
-    def __init__(self, settings: dict) -> None:
-        super().__init__(with_default_key(settings, DEFAULT_KEY_ENV))
-
-    def _body(self, request: ChatRequest) -> dict:
-        body = super()._body(request)
+    def body(self, request: ChatRequest) -> dict:
+        body = super().body(request)
         # OpenAI deprecated max_tokens, and its reasoning models reject it outright.
         if "max_tokens" in body:
             body["max_completion_tokens"] = body.pop("max_tokens")

@@ -13,32 +13,22 @@ from collections.abc import AsyncIterator
 import httpx
 
 from arena.backends.base import ChatRequest, Event, Finished, StreamError, TextDelta
-from arena.backends.http import (
-    SecretMissing,
-    json_object,
-    post_stream,
-    secret,
-    sse_events,
-)
+from arena.backends.http import HTTPBackend, json_object, sse_events
 
 FINISH_ERRORS = {"content_filter": "content_filter", "refusal": "refused"}
 
 
-class OpenAICompatibleBackend:
-    default_base_url = ""
+class OpenAICompatibleBackend(HTTPBackend):
+    # No default base URL, and no key required: local servers (vLLM, Ollama...) often run
+    # without one.
 
-    def __init__(self, settings: dict) -> None:
-        self.settings = settings
-        self.base_url = str(settings.get("base_url") or self.default_base_url).rstrip("/")
+    def url(self, request: ChatRequest) -> str:
+        return f"{self.base_url}/chat/completions"
 
-    def _headers(self) -> dict[str, str]:
-        headers = {"Accept": "text/event-stream", **dict(self.settings.get("headers") or {})}
-        key = secret(self.settings)
-        if key:
-            headers["Authorization"] = f"Bearer {key}"
-        return headers
+    def auth_headers(self, key: str | None) -> dict[str, str]:
+        return {"Authorization": f"Bearer {key}"} if key else {}
 
-    def _body(self, request: ChatRequest) -> dict:
+    def body(self, request: ChatRequest) -> dict:
         body: dict = {
             "model": request.model_id,
             "messages": [{"role": m.role, "content": m.content} for m in request.messages],
@@ -49,27 +39,7 @@ class OpenAICompatibleBackend:
             body["stream_options"] = {"include_usage": True}
         return body
 
-    async def stream(self, request: ChatRequest) -> AsyncIterator[Event]:
-        if not self.base_url:
-            yield StreamError("bad_request", "No base_url is configured for this backend.")
-            return
-        try:
-            headers = self._headers()
-            key = secret(self.settings)
-        except SecretMissing as exc:
-            yield StreamError("auth", str(exc))
-            return
-        async for event in post_stream(
-            url=f"{self.base_url}/chat/completions",
-            body=self._body(request),
-            headers=headers,
-            settings=self.settings,
-            key=key,
-            parse=self._parse,
-        ):
-            yield event
-
-    async def _parse(self, response: httpx.Response) -> AsyncIterator[Event]:
+    async def parse(self, response: httpx.Response) -> AsyncIterator[Event]:
         finish: str | None = None
         usage: dict | None = None
         request_id = response.headers.get("x-request-id")

@@ -6,7 +6,7 @@ import asyncio
 from collections.abc import AsyncIterator
 
 from arena.backends.base import ChatRequest, Event, Finished, TextDelta
-from arena.backends.mock import _chunks
+from arena.backends.mock import word_chunks
 
 
 class ReplayBackend:
@@ -19,7 +19,7 @@ class ReplayBackend:
     async def stream(self, request: ChatRequest) -> AsyncIterator[Event]:
         await asyncio.sleep(self.ttft_ms / 1000)
         delay = 1.0 / self.tokens_per_s if self.tokens_per_s > 0 else 0.0
-        chunks = list(_chunks(self.text))
+        chunks = list(word_chunks(self.text))
         for chunk in chunks:
             yield TextDelta(chunk)
             await asyncio.sleep(delay)

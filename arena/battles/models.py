@@ -8,7 +8,7 @@ from django.conf import settings
 from django.db import models
 
 from arena.catalog.models import CostStatus, ModelEntry
-from arena.core.errors import AppendOnlyError
+from arena.core.models import AppendOnlyModel
 from arena.core.text import prompt_hash
 
 
@@ -154,7 +154,7 @@ class Answer(models.Model):
         return self.status in {self.Status.OK, self.Status.PARTIAL, self.Status.ERROR}
 
 
-class Vote(models.Model):
+class Vote(AppendOnlyModel):
     """One rater's verdict on one battle: an append-only event, never updated or deleted.
 
     Everything later analysis needs is copied in at write time, so the log stands on its own
@@ -193,19 +193,13 @@ class Vote(models.Model):
         help_text="Made up by the demo to fill the leaderboard; never counted unless asked for",
     )
 
+    rows = "Votes"
+
     class Meta:
         ordering = ["-created_at"]
 
     def __str__(self) -> str:
         return f"Vote {self.pk} on {self.battle_id}: {self.choice}"
-
-    def save(self, *args, **kwargs) -> None:
-        if not self._state.adding:
-            raise AppendOnlyError("Votes are append-only and cannot be changed.")
-        super().save(*args, **kwargs)
-
-    def delete(self, *args, **kwargs):
-        raise AppendOnlyError("Votes are append-only and cannot be deleted.")
 
     @classmethod
     def fields_for(

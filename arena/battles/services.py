@@ -14,6 +14,7 @@ from django.db.models import F
 from django.utils import timezone
 
 from accounts.models import User
+from accounts.selectors import user_email_verified
 from arena.backends.registry import installed_kinds
 from arena.battles.models import Answer, Battle, Prompt, Turn, Vote
 from arena.battles.prompts import prompt_clean_text, prompt_for_text
@@ -155,19 +156,13 @@ def rater_may_battle(*, rater: User) -> None:
     if (
         settings.INTEGRITY["REQUIRE_VERIFIED_EMAIL_FOR_CROWD"]
         and rater.rater_pool == User.Pool.CROWD
-        and not rater_email_verified(rater=rater)
+        and not user_email_verified(user=rater)
     ):
         raise ServiceError(
             "email_unverified",
             "Please confirm your email address first: follow the link we sent you (or ask for "
             "a new one on your account's email page).",
         )
-
-
-def rater_email_verified(*, rater: User) -> bool:
-    from allauth.account.models import EmailAddress
-
-    return EmailAddress.objects.filter(user=rater, verified=True).exists()
 
 
 def _battle_of(*, battle_id: object, rater: User, lock: bool = False) -> Battle:

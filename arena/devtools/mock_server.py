@@ -11,7 +11,6 @@ also how a cut stream looks in real life.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import json
 import time
 import uuid
@@ -19,6 +18,7 @@ from dataclasses import dataclass, field
 
 from arena.backends.base import ChatRequest, Finished, Message, StreamError, TextDelta
 from arena.backends.mock import MockBackend
+from arena.devtools.http_server import HTTPServer, Request, response_head
 
 REASONS = {
     200: "OK",
@@ -44,9 +44,7 @@ STATUS_FOR = {
 
 
 @dataclass
-class MockServer:
-    host: str = "127.0.0.1"
-    port: int = 0
+class MockServer(HTTPServer):
     models: dict[str, dict] = field(default_factory=dict)  # model id -> mock settings
     default: dict = field(default_factory=lambda: {"ttft_ms": 50, "tokens_per_s": 200})
     api_key: str | None = None
@@ -57,58 +55,12 @@ class MockServer:
     requests: int = 0  # chat requests served
     in_flight: int = 0
     max_in_flight: int = 0
-    _server: asyncio.base_events.Server | None = None
-    _tasks: set[asyncio.Task] = field(default_factory=set)
 
     @property
     def url(self) -> str:
-        return f"http://{self.host}:{self.port}/v1"
-
-    async def start(self) -> MockServer:
-        self._server = await asyncio.start_server(self._handle, self.host, self.port)
-        self.port = self._server.sockets[0].getsockname()[1]
-        return self
-
-    async def stop(self) -> None:
-        if self._server is not None:
-            self._server.close()
-            for task in list(self._tasks):
-                task.cancel()
-            with contextlib.suppress(Exception):
-                await self._server.wait_closed()
-
-    async def serve_forever(self) -> None:
-        await self.start()
-        assert self._server is not None
-        await self._server.serve_forever()
+        return f"{self.origin}/v1"
 
     # HTTP ----------------------------------------------------------------------------------
-
-    async def _handle(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        task = asyncio.current_task()
-        if task is not None:
-            self._tasks.add(task)
-        try:
-            head = await reader.readuntil(b"\r\n\r\n")
-            lines = head.decode("latin-1").split("\r\n")
-            method, path, _ = lines[0].split(" ", 2)
-            headers = {}
-            for line in lines[1:]:
-                if ":" in line:
-                    name, value = line.split(":", 1)
-                    headers[name.strip().lower()] = value.strip()
-            length = int(headers.get("content-length") or 0)
-            body = await reader.readexactly(length) if length else b""
-            await self._route(method, path.split("?")[0], headers, body, writer)
-        except (asyncio.IncompleteReadError, ConnectionError, ValueError):
-            pass
-        except asyncio.CancelledError:
-            pass
-        finally:
-            with contextlib.suppress(Exception):
-                writer.close()
-            if task is not None:
-                self._tasks.discard(task)
 
     async def _send(
         self,
@@ -119,18 +71,16 @@ class MockServer:
     ) -> None:
         data = json.dumps(payload).encode()
         head = [
-            f"HTTP/1.1 {status} {REASONS.get(status, 'Error')}",
-            "Content-Type: application/json",
-            f"Content-Length: {len(data)}",
-            "Connection: close",
-            *(f"{k}: {v}" for k, v in (extra or {}).items()),
+            ("Content-Type", "application/json"),
+            ("Content-Length", str(len(data))),
+            ("Connection", "close"),
+            *(extra or {}).items(),
         ]
-        writer.write(("\r\n".join(head) + "\r\n\r\n").encode() + data)
+        writer.write(response_head(status, head, REASONS) + data)
         await writer.drain()
 
-    async def _route(
-        self, method: str, path: str, headers: dict, body: bytes, writer: asyncio.StreamWriter
-    ) -> None:
+    async def respond(self, request: Request, writer: asyncio.StreamWriter) -> None:
+        method, path = request.method, request.path
         if path == "/health" and method == "GET":
             status = 200 if self.healthy else 503
             return await self._send(writer, status, {"status": "ok" if self.healthy else "down"})
@@ -142,13 +92,13 @@ class MockServer:
         if method != "POST":
             return await self._send(writer, 405, {"error": {"message": "Use POST."}})
         self.attempts += 1
-        if self.api_key and headers.get("authorization") != f"Bearer {self.api_key}":
+        if self.api_key and request.headers.get("authorization") != f"Bearer {self.api_key}":
             return await self._send(writer, 401, {"error": {"message": "Invalid API key."}})
         if not self.healthy or self.fail_with:
             status = self.fail_with or 503
             return await self._send(writer, status, {"error": {"message": "Replica unavailable."}})
         try:
-            payload = json.loads(body)
+            payload = json.loads(request.body)
             messages = tuple(Message(m["role"], m["content"]) for m in payload["messages"])
             model = str(payload["model"])
         except (ValueError, KeyError, TypeError):
@@ -159,16 +109,16 @@ class MockServer:
                 writer, 429, {"error": {"message": "Slow down."}}, {"Retry-After": "1"}
             )
         params = {k: payload[k] for k in ("max_tokens", "temperature", "top_p") if k in payload}
-        request = ChatRequest(model_id=model, messages=messages, params=params)
+        chat = ChatRequest(model_id=model, messages=messages, params=params)
         self.requests += 1
         self.in_flight += 1
         self.max_in_flight = max(self.max_in_flight, self.in_flight)
         try:
             if payload.get("stream"):
                 usage = bool((payload.get("stream_options") or {}).get("include_usage"))
-                await self._stream(writer, model, request, settings, usage)
+                await self._stream(writer, model, chat, settings, usage)
             else:
-                await self._complete(writer, model, request, settings)
+                await self._complete(writer, model, chat, settings)
         finally:
             self.in_flight -= 1
 
@@ -203,7 +153,9 @@ class MockServer:
                     },
                 )
         # A truncated body is how a missing terminal looks without streaming.
-        writer.write(b'HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n\r\n{"id":')
+        writer.write(
+            response_head(200, [("Content-Type", "application/json")], REASONS) + b'{"id":'
+        )
 
     async def _stream(
         self, writer, model: str, request: ChatRequest, settings: dict, usage: bool
@@ -225,11 +177,13 @@ class MockServer:
             nonlocal started
             if not started:
                 started = True
-                writer.write(
-                    b"HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\n"
-                    b"Cache-Control: no-cache\r\nConnection: close\r\n"
-                    b"X-Request-Id: " + cid.encode() + b"\r\n\r\n"
-                )
+                head = [
+                    ("Content-Type", "text/event-stream"),
+                    ("Cache-Control", "no-cache"),
+                    ("Connection", "close"),
+                    ("X-Request-Id", cid),
+                ]
+                writer.write(response_head(200, head, REASONS))
                 writer.write(chunk({"role": "assistant", "content": ""}))
 
         async for event in MockBackend(settings).stream(request):

@@ -4,7 +4,7 @@ battle when an answer cannot complete or its turn overruns the deadline."""
 from __future__ import annotations
 
 import uuid
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from datetime import timedelta
 
 from django.conf import settings
@@ -15,8 +15,13 @@ from arena.backends.base import Backend, ChatRequest, Message
 from arena.backends.registry import UnknownBackend, backend_for
 from arena.battles.models import Answer, Battle, Turn
 from arena.catalog import costs
+from arena.core.models import model_update
 from arena.generation.runner import StreamResult
 from arena.integrity.gold import replay_backend
+
+# What a finished stream writes onto its answer: the runner's result, then the bookkeeping.
+RESULT_FIELDS = [f.name for f in fields(StreamResult)]
+EXTRA = ["finished_at", "cost", "cost_status"]
 
 
 @dataclass
@@ -101,28 +106,22 @@ def answer_finish(*, answer_id: int, result: StreamResult) -> dict:
     answer = Answer.objects.select_for_update().select_related("turn", "model").get(pk=answer_id)
     if answer.is_terminal:
         return _done_event(answer)
-    answer.status = result.status
-    answer.text = result.text
-    answer.truncated = result.truncated
-    answer.finish_reason = result.finish_reason
-    answer.input_tokens = result.input_tokens
-    answer.output_tokens = result.output_tokens
-    answer.tokens_estimated = result.tokens_estimated
-    answer.ttft_ms = result.ttft_ms
-    answer.total_ms = result.total_ms
-    answer.error_kind = result.error_kind
-    answer.error_message = result.error_message
-    answer.replica = result.replica
-    answer.request_id = (result.request_id or "")[:200]
-    answer.finished_at = timezone.now()
-    answer.cost, answer.cost_status = costs.answer_cost(
+    finished_at = timezone.now()
+    cost, cost_status = costs.answer_cost(
         model=answer.model,
-        on=timezone.localdate(answer.started_at or answer.finished_at),
-        input_tokens=answer.input_tokens,
-        output_tokens=answer.output_tokens,
-        tokens_estimated=answer.tokens_estimated,
+        on=timezone.localdate(answer.started_at or finished_at),
+        input_tokens=result.input_tokens,
+        output_tokens=result.output_tokens,
+        tokens_estimated=result.tokens_estimated,
     )
-    answer.save()
+    data = {
+        **result.as_dict(),
+        "request_id": (result.request_id or "")[:200],
+        "finished_at": finished_at,
+        "cost": cost,
+        "cost_status": cost_status,
+    }
+    model_update(instance=answer, fields=[*RESULT_FIELDS, *EXTRA], data=data)
     if answer.status != Answer.Status.OK:
         battle_void(battle_id=answer.turn.battle_id, reason=f"answer failed: {result.error_kind}")
     return _done_event(answer)

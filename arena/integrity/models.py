@@ -6,7 +6,7 @@ from django.conf import settings
 from django.db import models
 
 from arena.battles.models import Answer, Battle, Vote
-from arena.core.errors import AppendOnlyError
+from arena.core.models import AppendOnlyModel
 
 
 class GoldItem(models.Model):
@@ -27,7 +27,7 @@ class GoldItem(models.Model):
         return f"Gold item {self.pk} (from {self.source_id})"
 
 
-class VoteFlag(models.Model):
+class VoteFlag(AppendOnlyModel):
     """Why a vote does not count, or an admin's review of that: an append-only event log.
 
     A flag is a row with ``action=flag``; an admin confirms or lifts it with a new row pointing
@@ -67,17 +67,12 @@ class VoteFlag(models.Model):
     )
     created_at = models.DateTimeField(auto_now_add=True)
 
+    rows = "Flags"
+    instead = "(review a flag with a new row)"
+
     class Meta:
         ordering = ["-created_at"]
         indexes = [models.Index(fields=["reason", "action"])]
 
     def __str__(self) -> str:
         return f"{self.get_action_display()}: {self.reason} on vote {self.vote_id}"
-
-    def save(self, *args, **kwargs) -> None:
-        if not self._state.adding:
-            raise AppendOnlyError("Flags are append-only: review a flag with a new row.")
-        super().save(*args, **kwargs)
-
-    def delete(self, *args, **kwargs):
-        raise AppendOnlyError("Flags are append-only and cannot be deleted.")

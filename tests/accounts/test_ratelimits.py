@@ -14,9 +14,8 @@ from django.test import Client, RequestFactory
 from accounts import ratelimits
 from accounts.models import User
 from arena.battles.models import Battle, Turn, Vote
-from tests.conftest import PASSWORD, make_user, session_headers
+from tests.helpers import PASSWORD, RECEIVE_TIMEOUT, make_user, session_headers
 
-RECEIVE_TIMEOUT = 30  # a guard against hangs, not a speed assertion
 NO_LIMIT = {"user": None, "network": None}
 
 

@@ -12,7 +12,7 @@ from arena.catalog.models import ModelEntry
 from arena.devtools.demo import votes_simulate
 from ranking import services
 from ranking.models import LeaderboardRow, LeaderboardSnapshot
-from tests.conftest import make_model
+from tests.helpers import make_model, make_user
 
 STRENGTHS = {"Alpha": 1.0, "Beta": 0.2, "Gamma": 0.0, "Delta": -0.8}
 
@@ -193,8 +193,6 @@ def test_the_recompute_task_and_command_store_snapshots(voted):
 
 
 def test_admins_can_recompute_from_the_admin(voted, client):
-    from tests.conftest import make_user
-
     client.force_login(make_user("root@example.com", is_staff=True, is_superuser=True))
     response = client.post("/admin/ranking/leaderboardsnapshot/recompute/", follow=True)
     assert response.status_code == 200
@@ -203,7 +201,6 @@ def test_admins_can_recompute_from_the_admin(voted, client):
 
 def test_battles_record_the_probability_of_their_pair(voted):
     from arena.battles.services import battle_start
-    from tests.conftest import make_user
 
     services.leaderboard_recompute(include_simulated=True, rounds=50)
     battle = battle_start(rater=make_user("p@example.com"), text="Which pair?")

@@ -12,7 +12,7 @@ from arena.battles.models import Battle, Vote
 from arena.catalog.models import ModelEntry
 from arena.devtools.demo import votes_simulate
 from ranking import selectors
-from tests.conftest import make_model
+from tests.helpers import make_model
 
 STRENGTHS = {"Alpha": 0.5, "Beta": 0.0, "Gamma": -0.5}
 

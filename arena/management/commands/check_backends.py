@@ -6,7 +6,7 @@ import sys
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from arena.catalog.models import ModelEntry
+from arena.catalog.selectors import models_active
 from arena.generation import probes
 
 
@@ -37,7 +37,7 @@ class Command(BaseCommand):
     def handle(self, *args, timeout: float, **options) -> None:
         if timeout <= 0:
             raise CommandError("--timeout must be more than 0 seconds.")
-        models = list(ModelEntry.objects.filter(active=True).order_by("public_name"))
+        models = list(models_active())
         if not models:
             self.stdout.write("No active models.")
             return

@@ -11,11 +11,19 @@ from arena.battles.models import Answer, Battle
 from arena.battles.prompts import prompt_create
 from arena.battles.services import battle_follow_up, battle_start, turn_mark_shown, vote_cast
 from arena.core.errors import ServiceError
-from arena.integrity.gold import gold_draw, gold_mark
+from arena.integrity.gold import gold_draw
 from arena.integrity.models import GoldItem
 from arena.integrity.selectors import rater_gold_agreement
-from tests.arena.test_flags import choose, gold_battle, make_gold_items, shown_ago
-from tests.conftest import make_user, ready_battle, wait_for_answers
+from arena.integrity.services import gold_mark
+from tests.helpers import (
+    choose,
+    gold_battle,
+    make_gold_items,
+    make_user,
+    ready_battle,
+    shown_ago,
+    wait_for_answers,
+)
 
 pytestmark = pytest.mark.usefixtures("generation")
 

@@ -11,8 +11,7 @@ from django.core.management import call_command
 from arena.catalog.models import ModelEntry
 from arena.devtools.mock_server import MockServer
 from arena.generation import probes
-from tests.arena.test_probe_backend import serving
-from tests.conftest import make_model
+from tests.helpers import make_model, serving
 
 
 @pytest.fixture

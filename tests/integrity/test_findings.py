@@ -1,4 +1,4 @@
-"""Vote-time integrity flags, raised by the real services on the real database.
+"""Vote-time integrity findings, raised by the real services on the real database.
 
 Every vote is recorded; a defence only adds VoteFlag rows beside it. Votes that should pass
 every defence are made "calm": their turn was shown long enough ago to have been read.
@@ -6,54 +6,31 @@ every defence are made "calm": their turn was shown long enough ago to have been
 
 from __future__ import annotations
 
-import threading
-from datetime import timedelta
-
 import pytest
-from django.db import DatabaseError, connection, transaction
-from django.utils import timezone
 
 from accounts.models import User
-from arena.battles.models import Battle, Turn, Vote
+from arena.battles.models import Vote
 from arena.battles.services import battle_follow_up, battle_start, turn_mark_shown, vote_cast
-from arena.core.errors import AppendOnlyError, ServiceError
 from arena.integrity.checks import asks_identity
-from arena.integrity.gold import gold_draw, gold_mark
 from arena.integrity.models import VoteFlag
 from arena.integrity.selectors import rater_gold_agreement
-from arena.integrity.services import flag_review, rater_ban, rater_unban, vote_flag
-from ranking.services import leaderboard_recompute
-from tests.conftest import make_model, make_user, ready_battle, wait_for_answers
+from tests.helpers import (
+    calm_battle,
+    calm_vote,
+    choose,
+    flag_reasons,
+    gold_battle,
+    integrity_settings,
+    make_gold_items,
+    make_model,
+    make_user,
+    ready_battle,
+    run_together,
+    shown_ago,
+    wait_for_answers,
+)
 
 needs_generation = pytest.mark.usefixtures("generation")
-
-
-def integrity_settings(settings, **overrides) -> None:
-    settings.INTEGRITY = {**settings.INTEGRITY, **overrides}
-
-
-def shown_ago(battle: Battle, seconds: float) -> None:
-    """Move the vote clock back, as if the rater had been reading for ``seconds``."""
-    Turn.objects.filter(battle=battle).update(shown_at=timezone.now() - timedelta(seconds=seconds))
-
-
-def calm_battle(rater: User, text: str) -> Battle:
-    battle = ready_battle(rater, text)
-    shown_ago(battle, 600)
-    return battle
-
-
-def calm_vote(rater: User, text: str, choice: str = "a") -> Vote:
-    battle = calm_battle(rater, text)
-    return vote_cast(battle_id=battle.pk, rater=rater, choice=choice)
-
-
-def flag_reasons(vote: Vote) -> list[str]:
-    return sorted(
-        VoteFlag.objects.filter(vote=vote, action=VoteFlag.Action.FLAG).values_list(
-            "reason", flat=True
-        )
-    )
 
 
 def raters(n: int, prefix: str = "rater") -> list[User]:
@@ -224,83 +201,7 @@ def test_ordinary_prompts_are_not_identity_questions(settings, text):
     assert not asks_identity(text)
 
 
-# Bans ---------------------------------------------------------------------------------------
-
-
-@needs_generation
-def test_banning_a_rater_flags_past_votes_and_refuses_new_ones(alice, bob, two_models):
-    staff = make_user("mod@example.com", is_staff=True)
-    past = [calm_vote(alice, f"Describe colour number {n}.") for n in range(2)]
-    pending = calm_battle(alice, "Describe the colour teal.")
-    bystander = calm_vote(bob, "Describe the colour red.")
-
-    flagged = rater_ban(rater=alice, by=staff, reason="vote farming")
-    again = rater_ban(rater=alice, by=staff, reason="still farming")
-    alice.refresh_from_db()
-
-    assert (flagged, again) == (2, 0)
-    assert alice.is_banned and alice.ban_reason == "vote farming"
-    for vote in past:
-        flag = vote.flags.get()
-        assert (flag.reason, flag.created_by, flag.detail) == (
-            "banned_rater",
-            staff,
-            "vote farming",
-        )
-    assert flag_reasons(bystander) == []
-    with pytest.raises(ServiceError) as voting:
-        vote_cast(battle_id=pending.pk, rater=alice, choice="a")
-    with pytest.raises(ServiceError) as starting:
-        battle_start(rater=alice, text="Describe the colour blue.")
-    assert voting.value.code == starting.value.code == "banned"
-    assert not Vote.objects.filter(battle=pending).exists()
-
-    rater_unban(rater=alice)
-    alice.refresh_from_db()
-    later = calm_vote(alice, "Describe the colour green.")
-
-    assert not alice.is_banned
-    assert flag_reasons(later) == []
-    assert all(flag_reasons(v) == ["banned_rater"] for v in past)  # until an admin lifts them
-
-
-@needs_generation
-def test_a_rater_banned_while_signed_in_cannot_start_another_battle(alice, two_models):
-    signed_in = User.objects.get(pk=alice.pk)  # as the consumer holds it since connect
-    rater_ban(rater=alice, by=None, reason="abuse")
-
-    with pytest.raises(ServiceError) as err:
-        battle_start(rater=signed_in, text="One more, please.")
-    assert err.value.code == "banned"
-
-
 # Gold agreement -----------------------------------------------------------------------------
-
-
-def make_gold_items(curator: User, n: int, correct_side: str = "a") -> list:
-    items = []
-    for i in range(n):
-        battle = ready_battle(curator, f"Is {i * 7 + 3} a prime number?")
-        items.append(gold_mark(battle_id=battle.pk, correct_side=correct_side))
-    return items
-
-
-def gold_battle(rater: User) -> Battle:
-    prompt = gold_draw(rater=rater)
-    assert prompt is not None, "no gold item was drawn"
-    battle = battle_start(rater=rater, text=prompt.text, prompt_id=prompt.pk)
-    assert battle.gold_id is not None
-    wait_for_answers(battle.pk)
-    turn_mark_shown(turn_id=battle.turns.get().pk)
-    shown_ago(battle, 600)
-    return Battle.objects.select_related("gold__source").get(pk=battle.pk)
-
-
-def choose(battle: Battle, *, right: bool) -> str:
-    source = battle.gold.source
-    better = source.model_a_id if battle.gold.correct_side == "a" else source.model_b_id
-    better_side = "a" if battle.model_a_id == better else "b"
-    return better_side if right else {"a": "b", "b": "a"}[better_side]
 
 
 @needs_generation
@@ -345,127 +246,7 @@ def test_a_rater_who_agrees_on_gold_battles_is_not_flagged(settings, two_models)
     assert flag_reasons(next_vote) == []
 
 
-# Email verification -------------------------------------------------------------------------
-
-
-@needs_generation
-def test_crowd_raters_need_a_verified_email_to_battle(two_models):
-    unverified = make_user("new@example.com", verified=False)
-    internal = make_user("staffer@example.com", verified=False, rater_pool=User.Pool.INTERNAL)
-
-    with pytest.raises(ServiceError) as err:
-        battle_start(rater=unverified, text="Hello there.")
-    battle = battle_start(rater=internal, text="Hello there.")
-
-    assert err.value.code == "email_unverified"
-    assert not Battle.objects.filter(rater=unverified).exists()
-    assert battle.rater == internal
-
-
-@needs_generation
-def test_verification_can_be_switched_off_for_crowd_raters(settings, two_models):
-    integrity_settings(settings, REQUIRE_VERIFIED_EMAIL_FOR_CROWD=False)
-    unverified = make_user("new@example.com", verified=False)
-
-    assert battle_start(rater=unverified, text="Hello there.").rater == unverified
-
-
-# The leaderboard ----------------------------------------------------------------------------
-
-
-@needs_generation
-def test_flagged_votes_are_left_out_of_the_leaderboard_until_lifted(alice, bob, two_models):
-    staff = make_user("mod@example.com", is_staff=True)
-    clean = [calm_vote(alice, "Explain recursion."), calm_vote(bob, "Explain iteration.")]
-    hasty = vote_cast(
-        battle_id=ready_battle(alice, "Explain closures.").pk, rater=alice, choice="b"
-    )
-    curious = calm_vote(bob, "Who are you?")
-    admin_flagged = calm_vote(bob, "Explain generators.")
-    vote_flag(vote=admin_flagged, by=staff, reason="admin", detail="copy-paste spam")
-
-    before = leaderboard_recompute(rounds=20, min_votes=1)
-
-    assert [flag_reasons(v) for v in clean] == [[], []]
-    assert flag_reasons(hasty) == ["too_fast"] and flag_reasons(curious) == ["identity_question"]
-    assert before.votes_used == 2
-    assert before.votes_excluded == {"too_fast": 1, "identity_question": 1, "admin": 1}
-
-    flag = hasty.flags.get()
-    confirmed = flag_review(
-        flag=admin_flagged.flags.get(), by=staff, action="confirm", note="spam indeed"
-    )
-    lift = flag_review(flag=flag, by=staff, action="lift", note="a fast reader")
-    after = leaderboard_recompute(rounds=20, min_votes=1)
-
-    assert after.votes_used == 3
-    assert after.votes_excluded == {"identity_question": 1, "admin": 1}
-    assert (lift.review_of, lift.action, lift.created_by) == (flag, "lift", staff)
-    assert confirmed.action == "confirm"
-    unchanged = VoteFlag.objects.get(pk=flag.pk)
-    assert (unchanged.action, unchanged.reason, unchanged.detail) == (
-        "flag",
-        "too_fast",
-        flag.detail,
-    )
-    with pytest.raises(AppendOnlyError):
-        unchanged.save()
-    with pytest.raises(AppendOnlyError):
-        unchanged.delete()
-
-
-@needs_generation
-@pytest.mark.skipif(connection.vendor != "postgresql", reason="triggers are PostgreSQL's")
-def test_database_refuses_update_and_delete_of_flags(alice, two_models):
-    vote = vote_cast(battle_id=ready_battle(alice, "Explain closures.").pk, rater=alice, choice="a")
-    assert flag_reasons(vote) == ["too_fast"]
-
-    with pytest.raises(DatabaseError, match="append-only"), transaction.atomic():
-        VoteFlag.objects.update(action="lift")
-    with pytest.raises(DatabaseError, match="append-only"), transaction.atomic():
-        VoteFlag.objects.all().delete()
-
-
-@needs_generation
-def test_reviews_need_a_note_and_cannot_review_reviews(alice, two_models):
-    staff = make_user("mod@example.com", is_staff=True)
-    vote = calm_vote(alice, "Explain monads.")
-    flag = vote_flag(vote=vote, by=staff, detail="suspicious")
-
-    with pytest.raises(ServiceError, match="note"):
-        flag_review(flag=flag, by=staff, action="lift", note="   ")
-    review = flag_review(flag=flag, by=staff, action="lift", note="fine after all")
-    with pytest.raises(ServiceError, match="not a review"):
-        flag_review(flag=review, by=staff, action="confirm", note="no")
-    with pytest.raises(ServiceError):
-        flag_review(flag=flag, by=staff, action="flag", note="again")
-    assert VoteFlag.objects.count() == 2
-
-
 # Races --------------------------------------------------------------------------------------
-
-
-def run_together(*calls) -> list[str]:
-    """Start every call at the same instant, each in its own thread and connection."""
-    barrier = threading.Barrier(len(calls))
-    outcomes: list[str] = []
-
-    def run(call) -> None:
-        barrier.wait()
-        try:
-            call()
-            outcomes.append("ok")
-        except ServiceError as exc:
-            outcomes.append(exc.code)
-        finally:
-            connection.close()
-
-    threads = [threading.Thread(target=run, args=(c,)) for c in calls]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
-    return outcomes
 
 
 @needs_generation

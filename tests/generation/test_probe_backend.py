@@ -2,17 +2,15 @@
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
 import io
 import json
-import threading
 from collections.abc import Iterator
 
 import pytest
 from django.core.management import CommandError, call_command
 
 from arena.devtools.mock_server import MockServer
+from tests.helpers import serving
 
 DOCUMENTED_KEYS = {
     "status",
@@ -30,23 +28,6 @@ MODELS = {
     "busy": {"misbehaviour": "rate_limited"},
     "quiet": {"misbehaviour": "no_usage"},
 }
-
-
-@contextlib.contextmanager
-def serving(**options) -> Iterator[MockServer]:
-    """A MockServer on its own event loop in a background thread, for synchronous callers."""
-    loop = asyncio.new_event_loop()
-    thread = threading.Thread(target=loop.run_forever, daemon=True, name="mock-server")
-    thread.start()
-    server = MockServer(default={"ttft_ms": 0, "tokens_per_s": 0}, **options)
-    try:
-        asyncio.run_coroutine_threadsafe(server.start(), loop).result(timeout=10)
-        yield server
-    finally:
-        asyncio.run_coroutine_threadsafe(server.stop(), loop).result(timeout=10)
-        loop.call_soon_threadsafe(loop.stop)
-        thread.join(timeout=10)
-        loop.close()
 
 
 @pytest.fixture

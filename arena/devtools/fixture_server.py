@@ -9,14 +9,16 @@ and cut short by closing the connection (for a dropped stream).
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import json
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
-STREAMS = Path(__file__).resolve().parents[2] / "fixtures" / "streams"
+from arena.devtools.http_server import HTTPServer, Request, response_head
+
+# The captured vendor streams live with the tests that replay them.
+STREAMS = Path(__file__).resolve().parents[2] / "tests" / "fixtures" / "streams"
 REASONS = {
     200: "OK",
     400: "Bad Request",
@@ -30,8 +32,8 @@ REASONS = {
 _EVENT = re.compile(rb".*?(?:\r\n\r\n|\n\n)|.+$", re.DOTALL)
 
 
-def stream_fixture(name: str) -> bytes:
-    return (STREAMS / name).read_bytes()
+def stream_fixture(name: str, folder: Path = STREAMS) -> bytes:
+    return (folder / name).read_bytes()
 
 
 @dataclass
@@ -72,86 +74,28 @@ class Canned:
 
 
 @dataclass
-class Recorded:
-    method: str
-    target: str  # path and query, as sent
-    headers: dict[str, str]  # names in lower case
-    body: bytes
-
-    @property
-    def path(self) -> str:
-        return self.target.split("?", 1)[0]
-
-    @property
-    def query(self) -> str:
-        return self.target.partition("?")[2]
-
-    def json(self) -> dict:
-        return json.loads(self.body)
-
-
-@dataclass
-class FixtureServer:
+class FixtureServer(HTTPServer):
     response: Canned = field(default_factory=Canned)
-    requests: list[Recorded] = field(default_factory=list)
-    host: str = "127.0.0.1"
-    port: int = 0
-    _server: asyncio.Server | None = None
+    requests: list[Request] = field(default_factory=list)
 
     @property
     def url(self) -> str:
-        return f"http://{self.host}:{self.port}"
+        return self.origin
 
     @property
-    def last(self) -> Recorded:
+    def last(self) -> Request:
         assert self.requests, "the backend sent no request"
         return self.requests[-1]
 
-    async def start(self) -> FixtureServer:
-        self._server = await asyncio.start_server(self._handle, self.host, self.port)
-        self.port = self._server.sockets[0].getsockname()[1]
-        return self
-
-    async def stop(self) -> None:
-        if self._server is not None:
-            self._server.close()
-            with contextlib.suppress(Exception):
-                await asyncio.wait_for(self._server.wait_closed(), 1)
-
-    async def _handle(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        try:
-            head = await reader.readuntil(b"\r\n\r\n")
-            lines = head.decode("latin-1").split("\r\n")
-            method, target, _ = lines[0].split(" ", 2)
-            headers: dict[str, str] = {}
-            for line in lines[1:]:
-                if ":" in line:
-                    name, value = line.split(":", 1)
-                    headers[name.strip().lower()] = value.strip()
-            length = int(headers.get("content-length") or 0)
-            body = await reader.readexactly(length) if length else b""
-            self.requests.append(Recorded(method, target, headers, body))
-            await self._reply(writer)
-        except (asyncio.IncompleteReadError, ConnectionError, ValueError):
-            pass
-        finally:
-            with contextlib.suppress(Exception):
-                writer.close()
-                await writer.wait_closed()
-
-    async def _reply(self, writer: asyncio.StreamWriter) -> None:
+    async def respond(self, request: Request, writer: asyncio.StreamWriter) -> None:
+        self.requests.append(request)
         r = self.response
-        head = [
-            f"HTTP/1.1 {r.status} {REASONS.get(r.status, 'Error')}",
-            f"Content-Type: {r.content_type}",
-            "Connection: close",
-            *(f"{k}: {v}" for k, v in r.headers.items()),
-        ]
+        head = [("Content-Type", r.content_type), ("Connection", "close"), *r.headers.items()]
         if r.framing == "chunked":
-            head.append("Transfer-Encoding: chunked")
+            head.append(("Transfer-Encoding", "chunked"))
         elif r.framing == "length":
-            head.append(f"Content-Length: {len(r.body)}")
-        writer.write(("\r\n".join(head) + "\r\n\r\n").encode("latin-1"))
+            head.append(("Content-Length", str(len(r.body))))
+        writer.write(response_head(r.status, head, REASONS))
         await writer.drain()
         for piece in r.pieces():
             if r.pause_s:

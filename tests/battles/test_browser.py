@@ -8,7 +8,7 @@ import pytest
 from playwright.sync_api import expect
 
 from arena.battles.models import Vote
-from tests.conftest import identity_strings, make_two_models
+from tests.helpers import PASSWORD, ROOT, assert_no_identity, make_two_models, make_user
 
 pytestmark = [pytest.mark.browser, pytest.mark.usefixtures("generation")]
 
@@ -27,8 +27,6 @@ def confirmation_link(server: str, email: str) -> str:
     import re
     import time
 
-    from tests.conftest import ROOT
-
     log = ROOT / "var" / "test-daphne.log"
     pattern = re.compile(re.escape(server) + r"/accounts/confirm-email/[^/\s]+/")
     for _ in range(200):  # the mail is written as the sign-up response goes out
@@ -40,8 +38,6 @@ def confirmation_link(server: str, email: str) -> str:
 
 
 def sign_in(page, server: str, email: str) -> None:
-    from tests.conftest import PASSWORD
-
     page.goto(server + "/accounts/login/")
     page.fill("input[name=login]", email)
     page.fill("input[name=password]", PASSWORD)
@@ -52,8 +48,6 @@ def sign_in(page, server: str, email: str) -> None:
 def test_identity_question_is_flagged_up_front_and_no_name_shows_before_the_vote(
     asgi_server, browser_page, battle_models
 ):
-    from tests.conftest import make_user
-
     make_user("erin@example.com")
     page = browser_page
     frames: list[str] = []
@@ -64,8 +58,7 @@ def test_identity_question_is_flagged_up_front_and_no_name_shows_before_the_vote
     expect(page.locator("#integrity")).to_contain_text("will not count")
     page.wait_for_selector("#arena[data-state=ready]")
     shown = (page.inner_text("#pane-a") + page.inner_text("#pane-b") + "\n".join(frames)).lower()
-    for secret in identity_strings(*battle_models):
-        assert secret.lower() not in shown
+    assert_no_identity(shown, battle_models)
     page.click(".intro")
     page.keyboard.press("3")
     page.wait_for_selector("#arena[data-state=voted]")
@@ -116,9 +109,7 @@ def test_rater_signs_up_battles_votes_by_keyboard_and_sees_the_reveal(
     assert page.locator("#pane-a img, #pane-b img, #pane-a script").count() == 0
     assert page.is_enabled("button[data-choice=a]")
 
-    before_vote = "\n".join(received).lower()
-    for secret in identity_strings(*battle_models):
-        assert secret.lower() not in before_vote, f"{secret!r} reached the browser before the vote"
+    assert_no_identity(received, battle_models)
 
     page.click(".intro")  # focus away from the prompt box; shortcuts act on the page
     page.keyboard.press("1")

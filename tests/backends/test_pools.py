@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+from collections.abc import AsyncIterator, Awaitable, Callable
 
 import pytest
 
@@ -30,8 +31,27 @@ async def ask(backend, text: str = "hello"):
     )
 
 
-async def servers(*model_settings: dict, **kwargs) -> list[MockServer]:
-    return [await MockServer(models={"m": s}, **kwargs).start() for s in model_settings]
+Servers = Callable[..., Awaitable[list[MockServer]]]
+
+
+@pytest.fixture
+async def servers() -> AsyncIterator[Servers]:
+    """Start one mock replica per settings; every one is stopped, even when a test fails."""
+    started: list[MockServer] = []
+
+    async def start(*model_settings: dict, **kwargs) -> list[MockServer]:
+        batch = []
+        for settings in model_settings:
+            server = await MockServer(models={"m": settings}, **kwargs).start()
+            started.append(server)
+            batch.append(server)
+        return batch
+
+    try:
+        yield start
+    finally:
+        for server in started:
+            await server.stop()
 
 
 def pooled(replicas: list[MockServer], **settings):
@@ -40,59 +60,49 @@ def pooled(replicas: list[MockServer], **settings):
     )
 
 
-async def test_requests_spread_to_the_least_loaded_replica():
+async def test_requests_spread_to_the_least_loaded_replica(servers: Servers):
     reps = await servers(SLOW, SLOW)
     backend = pooled(reps, max_concurrency=1)
     results = await asyncio.gather(ask(backend, "one"), ask(backend, "two"))
     assert [r.status for r in results] == ["ok", "ok"]
     assert {r.replica for r in results} == {reps[0].url.rstrip("/"), reps[1].url.rstrip("/")}
     assert [s.max_in_flight for s in reps] == [1, 1]
-    for s in reps:
-        await s.stop()
 
 
-async def test_requests_beyond_every_cap_queue_instead_of_overloading():
+async def test_requests_beyond_every_cap_queue_instead_of_overloading(servers: Servers):
     (rep,) = await servers(SLOW)
     backend = pooled([rep], max_concurrency=2)
     results = await asyncio.gather(*(ask(backend, f"q{i}") for i in range(5)))
     assert all(r.status == "ok" for r in results)
     assert rep.requests == 5 and rep.max_in_flight == 2
-    await rep.stop()
 
 
-async def test_a_failure_before_the_first_token_is_retried_on_another_replica():
+async def test_a_failure_before_the_first_token_is_retried_on_another_replica(servers: Servers):
     broken, good = await servers(FAST, FAST)
     broken.fail_with = 500
     result = await ask(pooled([broken, good]))
     assert result.status == "ok" and result.replica == good.url.rstrip("/")
     assert broken.attempts == 1 and good.requests == 1
-    await broken.stop()
-    await good.stop()
 
 
-async def test_a_failure_after_the_first_token_is_not_retried():
-    flaky = await MockServer(models={"m": {**FAST, "misbehaviour": "error_midstream"}}).start()
-    (good,) = await servers(FAST)
+async def test_a_failure_after_the_first_token_is_not_retried(servers: Servers):
+    flaky, good = await servers({**FAST, "misbehaviour": "error_midstream"}, FAST)
     result = await ask(pooled([flaky, good]))
     assert result.status == "partial" and result.text
     assert result.replica == flaky.url.rstrip("/")
     assert good.attempts == 0
-    await flaky.stop()
-    await good.stop()
 
 
-async def test_rejected_requests_are_not_retried_and_do_not_mark_a_replica_down():
+async def test_rejected_requests_are_not_retried_and_do_not_mark_a_replica_down(servers: Servers):
     a, b = await servers(FAST, FAST, api_key="right-key")
     backend = pooled([a, b], fail_threshold=1)
     result = await ask(backend)
     assert result.status == "error" and result.error_kind == "auth"
     assert a.attempts + b.attempts == 1
     assert not any(r.down for r in backend.pool.replicas)
-    await a.stop()
-    await b.stop()
 
 
-async def test_a_failing_replica_is_marked_down_then_probed_back_up():
+async def test_a_failing_replica_is_marked_down_then_probed_back_up(servers: Servers):
     bad, good = await servers(FAST, FAST)
     bad.fail_with = 500
     bad.healthy = False
@@ -114,21 +124,17 @@ async def test_a_failing_replica_is_marked_down_then_probed_back_up():
     assert not replica.down
     results = await asyncio.gather(*(ask(backend, f"x{i}") for i in range(4)))
     assert bad.url.rstrip("/") in {r.replica for r in results}
-    await bad.stop()
-    await good.stop()
 
 
-async def test_no_healthy_replica_is_a_clear_error():
+async def test_no_healthy_replica_is_a_clear_error(servers: Servers):
     (bad,) = await servers(FAST)
     bad.fail_with = 500
     result = await ask(pooled([bad]))
     assert result.status == "error" and result.error_kind == "server"
-    await bad.stop()
 
 
-async def test_a_rate_limited_lone_replica_is_retried_after_its_retry_after():
-    limited = await MockServer(models={"m": {**FAST, "misbehaviour": "rate_limited"}}).start()
+async def test_a_rate_limited_lone_replica_is_retried_after_its_retry_after(servers: Servers):
+    (limited,) = await servers({**FAST, "misbehaviour": "rate_limited"})
     result = await ask(pooled([limited]))
     assert result.status == "error" and result.error_kind == "rate_limited"
     assert limited.attempts == 2  # asked again once, after the Retry-After it was given
-    await limited.stop()

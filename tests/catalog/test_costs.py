@@ -11,8 +11,7 @@ from django.urls import reverse
 from arena.battles.models import Answer
 from arena.catalog import costs
 from arena.catalog.models import CostStatus, ModelEntry, ModelPrice
-from tests.arena.test_probe_backend import serving
-from tests.conftest import make_model, ready_battle
+from tests.helpers import make_model, ready_battle, serving
 
 JUNE = date(2025, 6, 15)
 

@@ -11,11 +11,12 @@ from arena.battles.services import battle_start, vote_cast
 from arena.core.errors import ServiceError
 from arena.generation.tasks import generate
 from arena.generation.worker import answer_generate
-from tests.conftest import ready_battle
+from tests.helpers import make_model, ready_battle
 
-pytestmark = pytest.mark.usefixtures("generation")
+needs_generation = pytest.mark.usefixtures("generation")
 
 
+@needs_generation
 def test_running_a_finished_answer_again_changes_nothing(alice, two_models):
     battle = ready_battle(alice)
     answer = Answer.objects.filter(turn__battle=battle).first()
@@ -25,6 +26,7 @@ def test_running_a_finished_answer_again_changes_nothing(alice, two_models):
     assert (answer.text, answer.finished_at, answer.status) == before
 
 
+@needs_generation
 def test_a_task_redelivered_after_a_worker_died_fails_the_answer_visibly(alice, two_models):
     battle = ready_battle(alice)
     answer = Answer.objects.filter(turn__battle=battle).first()
@@ -40,15 +42,17 @@ def test_a_task_redelivered_after_a_worker_died_fails_the_answer_visibly(alice, 
         vote_cast(battle_id=battle.pk, rater=alice, choice="a")
 
 
-def test_an_unknown_answer_id_is_ignored(db):
+def test_an_unknown_answer_id_is_ignored(transactional_db):
+    # Committed data: the task body reaches the database through database_sync_to_async, which
+    # closes the connection a test transaction would hold.
     generate.run(999_999)
 
 
 @pytest.mark.skipif(not settings.REDIS_URL, reason="queues exist only with the Redis broker")
-def test_generation_goes_to_the_models_pool_queue_at_arena_priority(alice):
+def test_generation_goes_to_the_models_pool_queue_at_arena_priority(transactional_db, alice):
+    # Committed, so the dispatch runs on commit; no worker serves this queue, so its answers
+    # stay pending (the generation fixture would wait for them in vain).
     import redis
-
-    from tests.conftest import make_model
 
     for name in ("Pool One", "Pool Two"):
         make_model(name, name.lower().replace(" ", "-"), queue="arena-test-pool")

@@ -11,7 +11,7 @@ from arena.battles.prompts import prompt_create
 from arena.battles.services import vote_cast
 from arena.catalog.models import ModelEntry
 from arena.devtools.demo import DEMO_MODELS
-from tests.conftest import PASSWORD, identity_strings, ready_battle
+from tests.helpers import PASSWORD, assert_no_identity, ready_battle
 
 
 def test_arena_requires_sign_in(client, db):
@@ -25,8 +25,7 @@ def test_battle_page_is_blind_and_has_no_inline_script(client, alice, two_models
     response = client.get("/")
     assert response.status_code == 200
     html = response.content.decode().lower()
-    for secret in identity_strings(*two_models):
-        assert secret.lower() not in html
+    assert_no_identity(html, two_models)
     csp = response["Content-Security-Policy"]
     assert (
         "script-src 'self'" in csp

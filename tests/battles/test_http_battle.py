@@ -8,7 +8,7 @@ from channels.db import database_sync_to_async
 from arena.battles.models import Answer
 from arena.devtools.demo import demo_mock_config, demo_seed
 from arena.devtools.mock_server import MockServer
-from tests.arena.test_consumers import RECEIVE_TIMEOUT, start_battle
+from tests.helpers import RECEIVE_TIMEOUT, start_battle
 
 pytestmark = pytest.mark.usefixtures("generation")
 

@@ -8,30 +8,20 @@ import pytest
 from channels.db import database_sync_to_async
 
 from arena.battles.models import Answer, Battle, Vote
-from tests.conftest import identity_strings, make_model
+from tests.helpers import (
+    RECEIVE_TIMEOUT,
+    assert_no_identity,
+    frames_until,
+    make_model,
+    session_headers,
+    start_battle,
+)
 
 pytestmark = pytest.mark.usefixtures("generation")
-
-RECEIVE_TIMEOUT = 30  # a guard against hangs, not a speed assertion
-
-
-async def frames_until(comm, *types: str) -> list[dict]:
-    """Every frame up to and including the first whose type is one of ``types``."""
-    seen: list[dict] = []
-    while True:
-        frame = await comm.receive_json_from(timeout=RECEIVE_TIMEOUT)
-        seen.append(frame)
-        if frame["type"] in types:
-            return seen
 
 
 def pane_text(frames: list[dict], side: str) -> str:
     return "".join(f[side] for f in frames if f["type"] == "delta")
-
-
-async def start_battle(comm, prompt: str = "Explain recursion briefly.") -> list[dict]:
-    await comm.send_json_to({"action": "start", "prompt": prompt})
-    return await frames_until(comm, "turn_complete", "void", "error")
 
 
 async def test_battle_streams_both_sides_then_vote_reveals_names(ws_connect, alice, two_models):
@@ -78,9 +68,7 @@ async def test_nothing_before_the_vote_names_a_model(ws_connect, alice, two_mode
             raw.append(await comm.receive_from(timeout=RECEIVE_TIMEOUT))
             if json.loads(raw[-1])["type"] in {"turn_complete", "void", "error"}:
                 break
-    before_vote = "\n".join(raw).lower()
-    for secret in identity_strings(*two_models):
-        assert secret.lower() not in before_vote, secret
+    assert_no_identity(raw, two_models)
     # Frames carry sides and text only: no timing, ids or backend detail per side.
     for frame in map(json.loads, raw):
         assert set(frame) <= {"type", "battle", "turn", "a", "b", "message", "code"}
@@ -247,7 +235,6 @@ async def test_websocket_from_a_foreign_origin_is_refused(alice, db):
     from channels.testing import WebsocketCommunicator
 
     from arena.asgi import application
-    from tests.conftest import session_headers
 
     headers = await database_sync_to_async(session_headers)(alice)
     headers = [h for h in headers if h[0] != b"origin"] + [(b"origin", b"https://evil.example")]

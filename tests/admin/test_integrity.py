@@ -18,10 +18,9 @@ from arena.integrity.gold import gold_draw
 from arena.integrity.models import GoldItem, VoteFlag
 from arena.integrity.selectors import counted_votes
 from arena.integrity.services import flag_review, rater_ban, vote_flag
-from tests.arena.test_flags import calm_vote, choose, gold_battle, make_gold_items
-from tests.conftest import make_user, ready_battle
+from tests.helpers import calm_vote, choose, gold_battle, make_gold_items, make_user, ready_battle
 
-pytestmark = pytest.mark.usefixtures("generation")
+needs_generation = pytest.mark.usefixtures("generation")
 
 FLAGS = "admin:arena_voteflag_changelist"
 VOTES = "admin:arena_vote_changelist"
@@ -63,6 +62,7 @@ def hasty_vote(rater: User, text: str) -> Vote:
 
 @pytest.fixture
 def votes(generation, alice, bob, two_models) -> dict[str, Vote]:
+    """A vote that passes every defence and one cast too fast, on committed data."""
     return {
         "clean": calm_vote(alice, "Explain recursion."),
         "hasty": hasty_vote(bob, "Explain closures."),
@@ -237,6 +237,7 @@ def test_vote_list_says_which_votes_count(admin_client, votes):
 # Raters -------------------------------------------------------------------------------------
 
 
+@needs_generation
 def test_rater_list_shows_pool_ban_and_quality(settings, admin_client, two_models):
     settings.INTEGRITY = {**settings.INTEGRITY, "GOLD_SHARE": 1.0}
     curator = make_user("curator@example.com", rater_pool=User.Pool.INTERNAL)
@@ -345,6 +346,7 @@ def test_pool_is_edited_on_the_change_form(admin_client, alice):
 # Gold ---------------------------------------------------------------------------------------
 
 
+@needs_generation
 def test_marking_battles_gold_from_the_battle_list(admin_client, alice, two_models):
     good = ready_battle(alice, "Is 91 a prime number?")
     broken = ready_battle(alice, "Is 93 a prime number?")
@@ -369,6 +371,7 @@ def test_marking_battles_gold_from_the_battle_list(admin_client, alice, two_mode
     assert "gold item" in admin_client.get(reverse(BATTLES)).content.decode()
 
 
+@needs_generation
 def test_gold_item_list_shows_use_and_agreement(settings, admin_client, two_models):
     settings.INTEGRITY = {**settings.INTEGRITY, "GOLD_SHARE": 1.0}
     curator = make_user("curator@example.com", rater_pool=User.Pool.INTERNAL)
@@ -399,6 +402,7 @@ def test_gold_item_list_shows_use_and_agreement(settings, admin_client, two_mode
     assert GoldItem.objects.get(pk=item.pk).active
 
 
+@needs_generation
 def test_gold_actions_need_permission(alice, two_models):
     from django.contrib.auth.models import Permission
 

@@ -2,7 +2,6 @@ from __future__ import annotations
 
 import io
 import json
-import time
 from datetime import UTC, datetime, timedelta
 from datetime import timezone as dt_timezone
 
@@ -12,25 +11,15 @@ from django.utils import timezone
 
 from accounts.models import User
 from arena.battles.export import parse_since
-from arena.battles.models import Answer, Battle, Turn, Vote
+from arena.battles.models import Answer, Battle, Vote
 from arena.battles.prompts import prompt_create
 from arena.battles.services import battle_follow_up, battle_start, turn_mark_shown, vote_cast
-
-TERMINAL = [Answer.Status.OK, Answer.Status.PARTIAL, Answer.Status.ERROR]
-
-
-def wait_for_answers(turn: Turn) -> None:
-    """Embedded default: already done. With Celery, the worker finishes them shortly."""
-    deadline = time.monotonic() + 30
-    while turn.answers.exclude(status__in=TERMINAL).exists():
-        assert time.monotonic() < deadline, "answers did not finish"
-        time.sleep(0.02)
+from tests.helpers import wait_for_answers
 
 
 def shown(battle: Battle, index: int) -> None:
-    turn = battle.turns.get(index=index)
-    wait_for_answers(turn)
-    turn_mark_shown(turn_id=turn.pk)
+    wait_for_answers(battle.pk)
+    turn_mark_shown(turn_id=battle.turns.get(index=index).pk)
 
 
 def voted_battle(

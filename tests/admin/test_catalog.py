@@ -1,0 +1,147 @@
+"""The model admin: secrets kept out of backend settings, and the pool page."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from django.urls import reverse
+
+from arena.admin.catalog import ModelEntryForm
+from arena.catalog.models import ModelEntry
+from tests.helpers import make_two_models, make_user, ready_battle
+
+
+def model_form(backend_settings: object) -> ModelEntryForm:
+    return ModelEntryForm(
+        data={
+            "public_name": "Granite Finch",
+            "model_id": "gf-1",
+            "backend": ModelEntry.Backend.OPENAI_COMPATIBLE,
+            "backend_settings": json.dumps(backend_settings),
+            "supported_params": "[]",
+            "active": "on",
+        }
+    )
+
+
+@pytest.mark.parametrize(
+    "backend_settings",
+    [
+        {"api_key": "sk-live-0123456789abcdef"},
+        {"API_KEY": "sk-live-0123456789abcdef"},
+        {"apiKey": "sk-live-0123456789abcdef"},
+        {"token": "abc"},
+        {"client_secret": "abc"},
+        {"headers": {"Authorization": "Bearer abc"}},
+        {"api_key_env": "sk-live-0123456789abcdef"},
+    ],
+)
+def test_model_form_refuses_a_literal_secret_in_backend_settings(db, backend_settings):
+    form = model_form(backend_settings)
+
+    assert not form.is_valid()
+    assert "backend_settings" in form.errors
+
+
+@pytest.mark.parametrize(
+    "backend_settings",
+    [
+        {"base_url": "http://vllm:8000/v1", "api_key_env": "VLLM_API_KEY"},
+        {"API_KEY_FILE": "/run/secrets/vllm"},
+        {"ttft_ms": 0, "tokens_per_s": 30, "answer_tokens": 80, "max_tokens": 512},
+    ],
+)
+def test_model_form_accepts_references_to_secrets_and_token_counts(db, backend_settings):
+    form = model_form(backend_settings)
+
+    assert form.is_valid(), form.errors
+
+
+def test_model_admin_shows_why_an_api_key_was_refused(admin_client):
+    response = admin_client.post(
+        reverse("admin:arena_modelentry_add"),
+        {
+            "public_name": "Granite Finch",
+            "model_id": "gf-1",
+            "backend": "openai_compatible",
+            "backend_settings": '{"api_key": "sk-live-0123456789abcdef"}',
+            "supported_params": "[]",
+        },
+    )
+
+    assert response.status_code == 200
+    assert "&#x27;api_key&#x27; looks like a secret" in response.content.decode()
+    assert not ModelEntry.objects.exists()
+
+
+@pytest.mark.usefixtures("generation")
+def test_pool_page_shows_replica_health_throughput_and_vote_cost(client):
+    import asyncio
+
+    from arena.backends.registry import backend_for
+    from arena.battles.models import Answer
+    from arena.catalog.models import ModelEntry
+    from arena.devtools.mock_server import MockServer
+    from arena.generation.selectors import replica_stats
+
+    admin_user = make_user("root@example.com", is_staff=True, is_superuser=True)
+    # Two measured answers on the first replica: 100 tokens in 2 s after a 500 ms prefill.
+    make_two_models()
+    battle = ready_battle(admin_user)
+    model = ModelEntry.objects.create(
+        public_name="Pooled",
+        model_id="pooled-1",
+        backend="openai_compatible",
+        backend_settings={
+            "replicas": [
+                {"base_url": "http://127.0.0.1:9/v1"},
+                {"base_url": "http://127.0.0.1:10/v1"},
+            ],
+            "queue": "gpu-a",
+        },
+    )
+    for answer in Answer.objects.filter(turn__battle=battle):
+        Answer.objects.filter(pk=answer.pk).update(
+            model=model,
+            replica="http://127.0.0.1:9/v1",
+            output_tokens=100,
+            ttft_ms=500.0,
+            total_ms=2500.0,
+        )
+    first, second = replica_stats(model=model)
+    assert first.answers == 2 and second.answers == 0
+    assert first.tokens_per_s == pytest.approx(50.0)
+    assert first.replica_seconds_per_vote == pytest.approx(2 * (100 / 50 + 0.5))
+    assert first.replica_hours_per_day(3600) == pytest.approx(5.0)
+
+    # Live state is what the pool last published.
+    async def fail_twice() -> None:
+        server = await MockServer(fail_with=500).start()
+        backend = backend_for(
+            "openai_compatible", {"replicas": [{"base_url": server.url}], "fail_threshold": 1}
+        )
+        from arena.backends.base import ChatRequest, Message
+        from arena.generation.runner import stream_answer
+
+        async def ignore(_: str) -> None:
+            return None
+
+        await stream_answer(
+            backend,
+            ChatRequest("m", (Message("user", "x"),)),
+            on_delta=ignore,
+            max_chars=100,
+            timeout_s=5,
+        )
+        await server.stop()
+        model.backend_settings["replicas"].append({"base_url": server.url})
+
+    asyncio.run(fail_twice())
+    model.save()
+    client.force_login(admin_user)
+    page = client.get("/admin/arena/modelentry/pools/?votes_per_day=3600").content.decode()
+    assert "Pooled" in page and "gpu-a" in page and "http://127.0.0.1:9/v1" in page
+    assert "5.00" in page  # replica-hours per day at 3600 votes
+    assert "<strong>down</strong>" in page
+    assert client.get("/admin/arena/modelentry/").status_code == 200
