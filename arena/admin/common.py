@@ -69,3 +69,20 @@ def set_active_actions(
         return act
 
     return action(True, *on), action(False, *off)
+
+
+class YesNoFilter(admin.SimpleListFilter):
+    """A list filter with two choices; ``labels`` names them and ``chosen`` filters by one."""
+
+    labels: tuple[str, str] = ("Yes", "No")
+
+    def lookups(self, request: HttpRequest, model_admin: admin.ModelAdmin) -> list:
+        return [("yes", self.labels[0]), ("no", self.labels[1])]
+
+    def queryset(self, request: HttpRequest, queryset: QuerySet) -> QuerySet:
+        if self.value() in ("yes", "no"):
+            return self.chosen(queryset, self.value() == "yes")
+        return queryset
+
+    def chosen(self, queryset: QuerySet, yes: bool) -> QuerySet:
+        raise NotImplementedError

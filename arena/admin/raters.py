@@ -13,22 +13,19 @@ from django.http import HttpRequest
 from django.template.response import TemplateResponse
 
 from accounts.models import User
+from arena.admin.common import YesNoFilter
 from arena.admin.notes import note_action
 from arena.core.errors import ServiceError
 from arena.integrity import selectors, services
 
 
-class BannedFilter(admin.SimpleListFilter):
+class BannedFilter(YesNoFilter):
     title = "banned"
     parameter_name = "banned"
+    labels = ("Banned", "Not banned")
 
-    def lookups(self, request: HttpRequest, model_admin: admin.ModelAdmin) -> list:
-        return [("yes", "Banned"), ("no", "Not banned")]
-
-    def queryset(self, request: HttpRequest, queryset: QuerySet[User]) -> QuerySet[User]:
-        if self.value() in ("yes", "no"):
-            return queryset.filter(banned_at__isnull=self.value() == "no")
-        return queryset
+    def chosen(self, queryset: QuerySet[User], yes: bool) -> QuerySet[User]:
+        return queryset.filter(banned_at__isnull=not yes)
 
 
 @admin.register(User)

@@ -9,7 +9,7 @@ from django.http import HttpRequest
 from django.template.response import TemplateResponse
 from django.utils.text import Truncator
 
-from arena.admin.common import LogAdmin, ReadOnly, StaffReads, change_link
+from arena.admin.common import LogAdmin, ReadOnly, StaffReads, YesNoFilter, change_link
 from arena.admin.notes import note_action
 from arena.battles.models import Vote
 from arena.core.errors import ServiceError
@@ -54,19 +54,13 @@ class VoteFlagInline(FlagColumns, StaffReads, ReadOnly, admin.TabularInline):
         return qs.annotate(is_lifted=selectors.flag_lifted())
 
 
-class CountedFilter(admin.SimpleListFilter):
+class CountedFilter(YesNoFilter):
     title = "counted"
     parameter_name = "counted"
+    labels = ("Counted", "Kept out by an open flag")
 
-    def lookups(self, request: HttpRequest, model_admin: admin.ModelAdmin) -> list:
-        return [("yes", "Counted"), ("no", "Kept out by an open flag")]
-
-    def queryset(self, request: HttpRequest, queryset: QuerySet[Vote]) -> QuerySet[Vote]:
-        if self.value() == "yes":
-            return queryset.filter(is_flagged=False)
-        if self.value() == "no":
-            return queryset.filter(is_flagged=True)
-        return queryset
+    def chosen(self, queryset: QuerySet[Vote], yes: bool) -> QuerySet[Vote]:
+        return queryset.filter(is_flagged=not yes)
 
 
 @admin.register(Vote)
@@ -131,17 +125,13 @@ class VoteAdmin(LogAdmin, admin.ModelAdmin):
         )
 
 
-class FlagOpenFilter(admin.SimpleListFilter):
+class FlagOpenFilter(YesNoFilter):
     title = "state"
     parameter_name = "open"
+    labels = ("Open flags (vote not counted)", "Lifted flags")
 
-    def lookups(self, request: HttpRequest, model_admin: admin.ModelAdmin) -> list:
-        return [("yes", "Open flags (vote not counted)"), ("no", "Lifted flags")]
-
-    def queryset(self, request: HttpRequest, queryset: QuerySet[VoteFlag]) -> QuerySet[VoteFlag]:
-        if self.value() in ("yes", "no"):
-            return queryset.filter(action=VoteFlag.Action.FLAG, is_lifted=self.value() == "no")
-        return queryset
+    def chosen(self, queryset: QuerySet[VoteFlag], yes: bool) -> QuerySet[VoteFlag]:
+        return queryset.filter(action=VoteFlag.Action.FLAG, is_lifted=not yes)
 
 
 class ReviewInline(FlagColumns, StaffReads, ReadOnly, admin.TabularInline):

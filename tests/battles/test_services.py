@@ -21,7 +21,7 @@ from arena.battles.services import (
 )
 from arena.core.errors import AppendOnlyError, ServiceError
 from arena.generation.services import answer_conversation
-from tests.helpers import make_model, ready_battle, run_together, wait_for_answers
+from tests.helpers import calm_battle, make_model, ready_battle, run_together, wait_for_answers
 
 needs_generation = pytest.mark.usefixtures("generation")
 
@@ -138,8 +138,9 @@ def test_vote_on_someone_elses_battle_is_rejected(alice, bob, two_models):
 
 
 @needs_generation
-def test_two_tabs_voting_at_once_record_exactly_one_vote(alice, two_models):
-    battle = ready_battle(alice)
+@pytest.mark.parametrize("read", [False, True], ids=["just_shown", "read_long_ago"])
+def test_two_tabs_voting_at_once_record_exactly_one_vote(alice, two_models, read):
+    battle = calm_battle(alice, "Why is the sky blue?") if read else ready_battle(alice)
 
     outcomes = run_together(
         *(

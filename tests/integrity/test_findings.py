@@ -250,21 +250,6 @@ def test_a_rater_who_agrees_on_gold_battles_is_not_flagged(settings, two_models)
 
 
 @needs_generation
-def test_two_votes_at_once_on_one_battle_record_exactly_one(alice, two_models):
-    battle = calm_battle(alice, "Why is the sky blue?")
-
-    outcomes = run_together(
-        *(
-            lambda c=choice: vote_cast(battle_id=battle.pk, rater=alice, choice=c)
-            for choice in ("a", "b")
-        )
-    )
-
-    assert sorted(outcomes) == ["already_voted", "ok"]
-    assert Vote.objects.filter(battle=battle).count() == 1
-
-
-@needs_generation
 def test_one_rater_racing_past_the_daily_cap_gets_exactly_one_counted_vote(
     settings, alice, two_models
 ):

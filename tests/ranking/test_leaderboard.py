@@ -8,8 +8,8 @@ import pytest
 from django.core.management import call_command
 from django.utils import timezone
 
+from arena.battles.simulation import votes_simulate
 from arena.catalog.models import ModelEntry
-from arena.devtools.demo import votes_simulate
 from ranking import services
 from ranking.models import LeaderboardRow, LeaderboardSnapshot
 from tests.helpers import make_model, make_user

@@ -9,8 +9,8 @@ from django.db import connection
 from django.utils import timezone
 
 from arena.battles.models import Battle, Vote
+from arena.battles.simulation import votes_simulate
 from arena.catalog.models import ModelEntry
-from arena.devtools.demo import votes_simulate
 from ranking import selectors
 from tests.helpers import make_model
 
@@ -54,23 +54,19 @@ def log(db):
         )
         category, language = ODD_TEXTS[i % len(ODD_TEXTS)]
         Vote.objects.create(
-            battle=battle,
-            rater=template.rater,
-            rater_pool=template.rater_pool,
-            prompt=template.prompt,
-            prompt_hash=template.prompt_hash,
-            prompt_category=category,
-            prompt_language=language,
-            model_a=model_a,
-            model_b=model_b,
-            choice=["a", "b", "tie", "both_bad"][i % 4],
-            decision_ms=1000,
-            turns=1,
-            params={},
-            side_a=side,
-            side_b=ODD_SIDES[-1 - i],
-            sampling_probability=[None, 0.0, 0.25, 1e-9][i % 4],
-            simulated=i % 2 == 0,
+            **Vote.fields_for(
+                battle=battle,
+                prompt=template.prompt,
+                choice=["a", "b", "tie", "both_bad"][i % 4],
+                decision_ms=1000,
+                turns=1,
+                side_a=side,
+                side_b=ODD_SIDES[-1 - i],
+                prompt_category=category,
+                prompt_language=language,
+                sampling_probability=[None, 0.0, 0.25, 1e-9][i % 4],
+                simulated=i % 2 == 0,
+            )
         )
 
 
