@@ -24,7 +24,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from bench.common import free_port, percentile, stop  # noqa: E402
+from bench.common import percentile, stop  # noqa: E402
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "arena.settings")
 
@@ -130,6 +130,8 @@ def main() -> None:
     import django
 
     django.setup()
+    from arena.devtools.http_server import free_port
+
     port = free_port()
     while True:  # two consecutive free ports for the two replicas
         try:

@@ -147,8 +147,9 @@ def main() -> None:
 
     common.setup_database()
     from accounts.models import User
+    from arena.catalog.models import standard_params
 
-    common.only_mock_models("Bench", MOCK, supported_params=["temperature", "top_p", "max_tokens"])
+    common.only_mock_models("Bench", MOCK, supported_params=standard_params())
     user, _ = User.objects.get_or_create(email="bench@arena.local")
     common.verify_email(user)
     headers = [(b"cookie", common.session_cookie(user).encode()), (b"origin", b"http://localhost")]

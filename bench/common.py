@@ -1,10 +1,9 @@
-"""What the benchmark scripts share: their own database, a free port, percentiles, the child
+"""What the benchmark scripts share: their own database, percentiles and verdicts, the child
 processes they start (Celery workers, servers), mock models and signed-in raters."""
 
 from __future__ import annotations
 
 import os
-import socket
 import subprocess
 import sys
 from pathlib import Path
@@ -50,15 +49,14 @@ def setup_database(*, require_postgres: bool = False) -> bool:
 # Figures ------------------------------------------------------------------------------------
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 def percentile(values: list[float], q: float) -> float:
     ordered = sorted(values)
     return ordered[min(len(ordered) - 1, int(round(q * (len(ordered) - 1))))]
+
+
+def verdict(ok: bool) -> str:
+    """How a figure stands against its target."""
+    return "meets" if ok else "MISSES"
 
 
 # Child processes ----------------------------------------------------------------------------

@@ -225,10 +225,6 @@ def in_fresh_process(target) -> dict:
     return result
 
 
-def verdict(ok: bool) -> str:
-    return "meets" if ok else "MISSES"
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--votes", type=int, default=1_000_000)
@@ -297,9 +293,9 @@ def main() -> None:
     )
     print(f"  breakdowns: {', '.join(res['breakdowns'])}")
     print(
-        f"  target ≤ {TARGET_S:g} s: {verdict(res['total'] <= TARGET_S)}   "
+        f"  target ≤ {TARGET_S:g} s: {common.verdict(res['total'] <= TARGET_S)}   "
         f"target ≤ {TARGET_RSS_MIB / 1024:g} GB peak RSS: "
-        f"{verdict(max(r['rss_peak_mib'] for r in runs) <= TARGET_RSS_MIB)}"
+        f"{common.verdict(max(r['rss_peak_mib'] for r in runs) <= TARGET_RSS_MIB)}"
     )
     hashes = {r["content_hash"] for r in runs}
     if len(hashes) > 1:

@@ -35,6 +35,7 @@ from scipy.stats import norm
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from bench.common import verdict  # noqa: E402
 from ranking.bradley_terry import BOTH_BAD, SCALE, TIE, A, B, counts_from_votes, fit  # noqa: E402
 from ranking.intervals import bootstrap, sandwich  # noqa: E402
 from ranking.style import STYLE_NAMES, bootstrap_style, fit_style, style_data  # noqa: E402
@@ -135,16 +136,14 @@ def timed(func: Callable[[], object], repeat: int) -> tuple[float, object]:
 
 
 def line(label: str, ours: float, ref: float, target: float, note: str) -> None:
-    verdict = "meets" if ours <= target else "MISSES"
     print(
         f"{label:<38} ours {ours:7.3f} s   reference {ref:9.1f} s{note}   "
-        f"ratio {ref / ours:8.0f}x   target ≤ {target:g} s: {verdict}"
+        f"ratio {ref / ours:8.0f}x   target ≤ {target:g} s: {verdict(ours <= target)}"
     )
 
 
 def piece(label: str, ours: float, target: float) -> None:
-    verdict = "meets" if ours <= target else "MISSES"
-    print(f"{label:<38} ours {ours:7.3f} s   target ≤ {target:g} s: {verdict}")
+    print(f"{label:<38} ours {ours:7.3f} s   target ≤ {target:g} s: {verdict(ours <= target)}")
 
 
 def pieces(data: dict[str, np.ndarray], m: int, repeat: int) -> None:

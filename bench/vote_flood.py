@@ -287,6 +287,8 @@ def main() -> int:
     args = parser.parse_args()
 
     common.setup_database()
+    from arena.devtools.http_server import free_port
+
     users = seed(args.clients)
     nets = networks(args.networks)
     clients = [
@@ -297,7 +299,7 @@ def main() -> int:
         for i, user in enumerate(users)
     ]
 
-    ports = [common.free_port() for _ in range(args.servers)]
+    ports = [free_port() for _ in range(args.servers)]
     logs = ROOT / "var"
     worker_log = logs / "bench-flood-worker.log"
     queues = f"{os.environ['GENERATION_QUEUE']},{os.environ['CELERY_DEFAULT_QUEUE']}"

@@ -8,6 +8,7 @@ passes the append-only trigger).
 
 from __future__ import annotations
 
+import json
 import os
 import time
 
@@ -24,7 +25,6 @@ ORGANISATIONS = (
     "Lumen",
 )
 RATERS = 12
-PARAMS = '{"temperature": 0.7, "top_p": 1.0, "max_tokens": 1024}'
 
 
 def _copy(cursor, model, columns: list[str], lines) -> None:
@@ -77,14 +77,18 @@ def _timestamps(seconds) -> list[str]:
 
 def generate(n_votes: int, n_models: int, seed: int = 0) -> None:
     import numpy as np
+    from django.conf import settings
     from django.db import connection, transaction
 
     from accounts.models import User
     from arena.battles.models import Battle, Prompt, Vote
-    from arena.catalog.models import ModelEntry
+    from arena.catalog.models import ModelEntry, standard_params
     from arena.core.text import prompt_hash
     from ranking.models import LeaderboardSnapshot as Snapshot
 
+    # Each battle's and vote's params, and each model's supported ones, as JSON in COPY text.
+    params = json.dumps(settings.ARENA["DEFAULT_PARAMS"])
+    supported = json.dumps(standard_params())
     rng = np.random.default_rng(seed)
     started = time.perf_counter()
     # CASCADE empties whatever refers to these too (turns, answers, flags, snapshot rows...).
@@ -123,8 +127,7 @@ def generate(n_votes: int, n_models: int, seed: int = 0) -> None:
             "supported_params active created_at".split(),
             (
                 f"{i + 1}\t{names[i]}\t{ORGANISATIONS[i % len(ORGANISATIONS)]}\tbench\t"
-                f"{names[i]}-v1\tmock\t{{}}\t"
-                f'["temperature", "top_p", "max_tokens"]\t'
+                f"{names[i]}-v1\tmock\t{{}}\t{supported}\t"
                 f"{'f' if i >= n_models - 3 else 't'}\t{created[i]}"
                 for i in range(n_models)
             ),
@@ -243,7 +246,7 @@ def generate(n_votes: int, n_models: int, seed: int = 0) -> None:
             ):
                 prob_text = r"\N" if i < no_prob else repr(p)
                 yield (
-                    f"{i:032x}\t{r}\t{pr + 1}\t{ma + 1}\t{mb + 1}\t\t{PARAMS}\tvoted\t\t"
+                    f"{i:032x}\t{r}\t{pr + 1}\t{ma + 1}\t{mb + 1}\t\t{params}\tvoted\t\t"
                     f"{prob_text}\t{battle_at[i]}"
                 )
 
@@ -261,7 +264,7 @@ def generate(n_votes: int, n_models: int, seed: int = 0) -> None:
                 prob_text = r"\N" if i < no_prob else repr(p)
                 yield (
                     f"{i:032x}\t{vote_at[i]}\t{r}\t{rater_pool[r]}\t{pr + 1}\t{hashes[pr]}\t"
-                    f"{cat}\t{lang}\t{ma + 1}\t{mb + 1}\t{choice}\t{dec}\t1\t{PARAMS}\t\t"
+                    f"{cat}\t{lang}\t{ma + 1}\t{mb + 1}\t{choice}\t{dec}\t1\t{params}\t\t"
                     f"{sa}\t{sb}\t{prob_text}\tf"
                 )
 

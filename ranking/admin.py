@@ -4,7 +4,7 @@ from django.contrib import admin, messages
 from django.http import HttpRequest, HttpResponseRedirect
 from django.urls import path, reverse
 
-from ranking import services
+from ranking import services, snapshots
 from ranking.models import LeaderboardRow, LeaderboardSnapshot
 
 
@@ -26,7 +26,7 @@ class RowInline(admin.TabularInline):
         return False
 
     def get_queryset(self, request):
-        return super().get_queryset(request).filter(breakdown="all")
+        return snapshots.rows_overall(rows=super().get_queryset(request))
 
 
 @admin.register(LeaderboardSnapshot)

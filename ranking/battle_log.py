@@ -16,6 +16,9 @@ from ranking.compute import VoteArrays
 from ranking.style import STYLE_NAMES
 
 OUTCOME = {"a": 0, "b": 1, "tie": 2, "both_bad": 3}
+# Where a vote's side_a/side_b holds each style number, in `STYLE_NAMES` order: a key, or a key
+# inside a key joined by "__" (as Django spells a path into JSON).
+STYLE_KEYS = ("output_tokens", "style__headers", "style__list_items", "style__bold")
 WINNER = {"model_a": "a", "model_b": "b", "tie": "tie", "tie (bothbad)": "both_bad"}
 
 
@@ -106,15 +109,17 @@ def _num(value: object) -> float:
     return float(value)
 
 
+def _at(side: dict, key: str) -> object:
+    """The value at one of `STYLE_KEYS` in ``side``; a missing or empty outer key reads as {}."""
+    *outer, last = key.split("__")
+    for part in outer:
+        side = side.get(part) or {}
+    return side.get(last)
+
+
 def side_style(side: dict) -> tuple[float, float, float, float]:
     """One answer's style numbers, in `STYLE_NAMES` order, from a vote's ``side_a``/``side_b``."""
-    style = side.get("style") or {}
-    return (
-        _num(side.get("output_tokens")),
-        _num(style.get("headers")),
-        _num(style.get("list_items")),
-        _num(style.get("bold")),
-    )
+    return tuple(_num(_at(side, key)) for key in STYLE_KEYS)  # type: ignore[return-value]
 
 
 def record_from_arena(row: dict) -> Record:

@@ -52,7 +52,7 @@ class PairCounts:
         return float(self.n.sum())
 
 
-def _check_both_bad(both_bad: str) -> None:
+def check_both_bad(both_bad: str) -> None:
     if both_bad not in ("tie", "drop"):
         raise ValueError(f"both_bad must be 'tie' or 'drop', not {both_bad!r}")
 
@@ -93,7 +93,7 @@ def counts_from_votes(
     both_bad: str = "tie",
 ) -> PairCounts:
     """Aggregate votes into one row per unordered pair that has any (weight of) votes."""
-    _check_both_bad(both_bad)
+    check_both_bad(both_bad)
     a, b, o = validate_votes(a_idx, b_idx, outcome, n_models)
     w = np.ones(a.size) if weights is None else np.asarray(weights, dtype=np.float64).ravel()
     check_weights(w, a.size)

@@ -132,7 +132,7 @@ def _main_component(labels: np.ndarray, weight: np.ndarray) -> int:
 @blas_single
 def compute_board(
     votes: VoteArrays,
-    settings: RankingConfig,
+    config: RankingConfig,
     *,
     view: str = "raw",
     mask: np.ndarray | None = None,
@@ -148,8 +148,8 @@ def compute_board(
     """
     if view not in ("raw", "style"):
         raise ValueError(f"view must be 'raw' or 'style', not {view!r}")
-    if settings.method not in ("bootstrap", "sandwich"):
-        raise ValueError(f"method must be 'bootstrap' or 'sandwich', not {settings.method!r}")
+    if config.method not in ("bootstrap", "sandwich"):
+        raise ValueError(f"method must be 'bootstrap' or 'sandwich', not {config.method!r}")
     names = list(votes.model_names)
     m = len(names)
     sel = np.ones(len(votes.a), dtype=bool) if mask is None else np.asarray(mask, dtype=bool)
@@ -159,9 +159,9 @@ def compute_board(
     tally = _tally(a, b, o, m)
     notes: list[str] = []
 
-    eligible = tally.votes >= settings.min_votes
+    eligible = tally.votes >= config.min_votes
     fitted = eligible[a] & eligible[b]
-    if settings.both_bad == "drop":
+    if config.both_bad == "drop":
         fitted &= o != BOTH_BAD
     index = np.full(m, -1, dtype=np.int64)
     pool = np.flatnonzero(eligible)
@@ -193,11 +193,11 @@ def compute_board(
         index[members] = np.arange(members.size)
         use = fitted & ranked[a] & ranked[b]
         weights = None
-        if settings.reweight and votes.weights is not None:
+        if config.reweight and votes.weights is not None:
             weights = np.asarray(votes.weights, dtype=np.float64)[sel][use]
             weights = weights / weights.mean()
         fitted_tally = _tally(a[use], b[use], o[use], m)
-        draws = fitted_tally.ties + (fitted_tally.both_bad if settings.both_bad == "tie" else 0)
+        draws = fitted_tally.ties + (fitted_tally.both_bad if config.both_bad == "tie" else 0)
         lopsided = ranked & (draws == 0) & ((fitted_tally.losses == 0) | (fitted_tally.wins == 0))
         if lopsided.any():
             listed = ", ".join(names[i] for i in np.flatnonzero(lopsided))
@@ -207,22 +207,22 @@ def compute_board(
             )
         args = (index[a[use]], index[b[use]], o[use], members.size, weights)
         if view == "raw":
-            theta, lower, upper = _raw(*args, settings)
+            theta, lower, upper = _raw(*args, config)
         else:
             style_a = np.asarray(votes.style_a, dtype=np.float64)[sel][use]
             style_b = np.asarray(votes.style_b, dtype=np.float64)[sel][use]
-            theta, lower, upper, style_coefs = _style(*args, style_a, style_b, settings)
+            theta, lower, upper, style_coefs = _style(*args, style_a, style_b, config)
 
     anchor = None
-    if settings.anchor is not None:
-        if settings.anchor in names and ranked[names.index(settings.anchor)]:
-            anchor = int(np.flatnonzero(members == names.index(settings.anchor))[0])
+    if config.anchor is not None:
+        if config.anchor in names and ranked[names.index(config.anchor)]:
+            anchor = int(np.flatnonzero(members == names.index(config.anchor))[0])
         else:
-            notes.append(f"anchor {settings.anchor} is not ranked here: the mean model is at 1000")
+            notes.append(f"anchor {config.anchor} is not ranked here: the mean model is at 1000")
     if anchor is None:
         offset = 1000.0 - SCALE * float(theta.mean()) if theta.size else 1000.0
     else:
-        offset = settings.anchor_score - SCALE * float(theta[anchor])
+        offset = config.anchor_score - SCALE * float(theta[anchor])
     best, worst = rank_ranges(lower, upper)
 
     rows: list[Row] = []
@@ -275,10 +275,10 @@ def _raw(
     o: np.ndarray,
     n_models: int,
     weights: np.ndarray | None,
-    settings: RankingConfig,
+    config: RankingConfig,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     counts = counts_from_votes(a, b, o, n_models=n_models, weights=weights, both_bad="tie")
-    if settings.method == "sandwich":
+    if config.method == "sandwich":
         theta = fit(counts)
         squared = None
         if weights is not None:
@@ -286,7 +286,7 @@ def _raw(
             squared = counts_from_votes(
                 a, b, o, n_models=n_models, weights=weights**2, both_bad="tie"
             )
-        res = sandwich(counts, theta, level=settings.level, meat_counts=squared)
+        res = sandwich(counts, theta, level=config.level, meat_counts=squared)
     else:
         if weights is not None:
             # Resample as many unit votes as the weighted votes are worth (Kish's effective
@@ -300,7 +300,7 @@ def _raw(
                 wins_b=counts.wins_b * factor,
                 ties=counts.ties * factor,
             )
-        res = bootstrap(counts, rounds=settings.rounds, seed=settings.seed, level=settings.level)
+        res = bootstrap(counts, rounds=config.rounds, seed=config.seed, level=config.level)
     return res.theta, res.lower, res.upper
 
 
@@ -312,18 +312,18 @@ def _style(
     weights: np.ndarray | None,
     style_a: np.ndarray,
     style_b: np.ndarray,
-    settings: RankingConfig,
+    config: RankingConfig,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, dict[str, tuple[float, float, float]]]:
     data = style_data(a, b, o, style_a, style_b, n_models=n_models, names=STYLE_NAMES)
-    if settings.method == "sandwich":
+    if config.method == "sandwich":
         theta, coefs = fit_style(data, weights=weights)
-        res = sandwich_style(data, theta, coefs, level=settings.level, weights=weights)
+        res = sandwich_style(data, theta, coefs, level=config.level, weights=weights)
     else:
         res = bootstrap_style(
             data,
-            rounds=settings.style_rounds,
-            seed=settings.seed,
-            level=settings.level,
+            rounds=config.style_rounds,
+            seed=config.seed,
+            level=config.level,
             weights=weights,
         )
     coefs = {
@@ -342,15 +342,15 @@ def breakdown_values(values: np.ndarray) -> list[str]:
 
 def compute_all(
     votes: VoteArrays,
-    settings: RankingConfig,
+    config: RankingConfig,
     *,
     by: Sequence[str] = ("category", "language"),
     style_breakdowns: bool = True,
 ) -> list[Board]:
     """Raw and style boards over all votes, then per value of each breakdown field."""
     boards = [
-        compute_board(votes, settings, view="raw"),
-        compute_board(votes, settings, view="style"),
+        compute_board(votes, config, view="raw"),
+        compute_board(votes, config, view="style"),
     ]
     views = ("raw", "style") if style_breakdowns else ("raw",)
     for name in by:
@@ -359,8 +359,6 @@ def compute_all(
             mask = values == value
             for view in views:
                 boards.append(
-                    compute_board(
-                        votes, settings, view=view, mask=mask, breakdown=f"{name}:{value}"
-                    )
+                    compute_board(votes, config, view=view, mask=mask, breakdown=f"{name}:{value}")
                 )
     return boards

@@ -14,17 +14,21 @@ from django.db.models.expressions import RawSQL
 from arena.battles.models import Vote
 from arena.catalog.models import ModelEntry
 from arena.integrity.models import VoteFlag
-from arena.integrity.selectors import vote_flagged
-from ranking.battle_log import OUTCOME, Record, arrays_from_columns, arrays_from_records
+from arena.integrity.selectors import counted_votes, vote_flagged
+from ranking.battle_log import (
+    OUTCOME,
+    STYLE_KEYS,
+    Record,
+    arrays_from_columns,
+    arrays_from_records,
+)
 from ranking.compute import VoteArrays
-
-STYLE_KEYS = ("output_tokens", "style__headers", "style__list_items", "style__bold")
 
 
 def exclusion_rules(*, include_simulated: bool) -> list[tuple[str, Q]]:
     """Why a vote in the log does not count, in order; the first matching reason is reported.
 
-    A vote is excluded by each VoteFlag on it that an admin has not lifted.
+    For the report only: which votes count is ``counted_votes``, whose open flags these are.
     """
     rules: list[tuple[str, Q]] = []
     if not include_simulated:
@@ -41,6 +45,11 @@ class LoadedVotes:
     models: dict[str, ModelEntry]  # public name -> entry
 
 
+def simulated_votes_exist(*, cutoff: datetime) -> bool:
+    """Whether the log holds a simulated vote (the demo's) up to ``cutoff``, counted or not."""
+    return Vote.objects.filter(simulated=True, created_at__lte=cutoff).exists()
+
+
 def vote_arrays(*, cutoff: datetime, include_simulated: bool) -> LoadedVotes:
     """Every counted vote up to ``cutoff`` as arrays: on PostgreSQL a column at a time (the
     same arrays, a fraction of the time and memory), elsewhere one row a vote."""
@@ -53,7 +62,11 @@ def vote_arrays(*, cutoff: datetime, include_simulated: bool) -> LoadedVotes:
             excluded[reason] = count
         seen |= rule
     names = dict(ModelEntry.objects.values_list("pk", "public_name"))
-    counted = votes.exclude(seen).order_by("pk")
+    counted = (
+        counted_votes(include_simulated=include_simulated)
+        .filter(created_at__lte=cutoff)
+        .order_by("pk")
+    )
     if connections[counted.db].vendor == "postgresql":
         arrays = arrays_by_aggregate(counted, names=names)
     else:

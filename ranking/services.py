@@ -13,7 +13,6 @@ from django.conf import settings as django_settings
 from django.db import transaction
 from django.utils import timezone
 
-from arena.battles.models import Vote
 from ranking import selectors
 from ranking.compute import Board, RankingConfig, compute_all
 from ranking.models import LeaderboardRow, LeaderboardSnapshot
@@ -79,8 +78,7 @@ def leaderboard_recompute(
             settings={**conf.as_dict(), "include_simulated": include_simulated},
             votes_used=int(len(loaded.arrays.a)),
             votes_excluded=loaded.excluded,
-            includes_simulated=include_simulated
-            and Vote.objects.filter(simulated=True, created_at__lte=cutoff).exists(),
+            includes_simulated=include_simulated and selectors.simulated_votes_exist(cutoff=cutoff),
             style_coefs={
                 f"{b.breakdown}": {k: list(v) for k, v in (b.style_coefs or {}).items()}
                 for b in boards

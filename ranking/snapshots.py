@@ -8,12 +8,35 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
+from django.db.models import QuerySet
 
 from ranking.models import LeaderboardRow, LeaderboardSnapshot
+
+# The orders the exports list a snapshot's rows in: board by board (view, then breakdown), best
+# rank first; the JSON export also puts the higher score first among rows of one rank.
+ROWS_BY_RANK = ("view", "breakdown", "rank_best")
+ROWS_BY_RANK_THEN_SCORE = (*ROWS_BY_RANK, "-score")
 
 
 def snapshot_latest() -> LeaderboardSnapshot | None:
     return LeaderboardSnapshot.objects.order_by("-computed_at", "-pk").first()
+
+
+def snapshot_get(*, snapshot_id: int) -> LeaderboardSnapshot | None:
+    """The snapshot with this id, or None when there is none."""
+    return LeaderboardSnapshot.objects.filter(pk=snapshot_id).first()
+
+
+def snapshot_rows(
+    *, snapshot: LeaderboardSnapshot, order: tuple[str, ...] = ROWS_BY_RANK
+) -> QuerySet[LeaderboardRow]:
+    """Every row of every board of ``snapshot``, in ``order``."""
+    return snapshot.rows.all().order_by(*order)
+
+
+def rows_overall(*, rows: QuerySet[LeaderboardRow]) -> QuerySet[LeaderboardRow]:
+    """Of ``rows``, those of the boards over all votes (no category or language breakdown)."""
+    return rows.filter(breakdown="all")
 
 
 @dataclass(frozen=True)

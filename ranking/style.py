@@ -22,7 +22,7 @@ from ranking.bradley_terry import (
     TIE,
     A,
     B,
-    _check_both_bad,
+    check_both_bad,
     check_weights,
     validate_votes,
 )
@@ -101,7 +101,7 @@ def style_data(
     both_bad: str = "tie",
 ) -> StyleData:
     """Votes as regression rows: y = 1 (a won), 0 (b won), ½ (tie; both bad too unless dropped)."""
-    _check_both_bad(both_bad)
+    check_both_bad(both_bad)
     a, b, o = validate_votes(a_idx, b_idx, outcome, n_models)
     sa = np.asarray(style_a, dtype=np.float64)
     sb = np.asarray(style_b, dtype=np.float64)

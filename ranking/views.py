@@ -5,7 +5,7 @@ from __future__ import annotations
 import csv
 
 from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
-from django.shortcuts import get_object_or_404, render
+from django.shortcuts import render
 from django.views.decorators.http import require_GET
 
 from arena.battles import selectors as battle_selectors
@@ -53,12 +53,15 @@ def _snapshot_or_404(snapshot_id: int | None) -> LeaderboardSnapshot:
         if snapshot is None:
             raise Http404("No leaderboard has been computed yet.")
         return snapshot
-    return get_object_or_404(LeaderboardSnapshot, pk=snapshot_id)
+    snapshot = snapshots.snapshot_get(snapshot_id=snapshot_id)
+    if snapshot is None:
+        raise Http404("No LeaderboardSnapshot matches the given query.")
+    return snapshot
 
 
 def snapshot_payload(snapshot: LeaderboardSnapshot) -> dict:
     boards: dict[tuple[str, str], list[dict]] = {}
-    for row in snapshot.rows.all().order_by("view", "breakdown", "rank_best", "-score"):
+    for row in snapshots.snapshot_rows(snapshot=snapshot, order=snapshots.ROWS_BY_RANK_THEN_SCORE):
         boards.setdefault((row.view, row.breakdown), []).append(
             {
                 ("model" if f == "model_name" else f): none_if_nan(getattr(row, f))
@@ -96,8 +99,7 @@ def leaderboard_csv(request: HttpRequest, snapshot_id: int | None = None) -> Htt
     response["Content-Disposition"] = f'attachment; filename="leaderboard-{snapshot.pk}.csv"'
     writer = csv.writer(response)
     writer.writerow(["snapshot", "view", "breakdown", *LeaderboardRow.EXPORT_FIELDS])
-    rows: list[LeaderboardRow] = snapshot.rows.all().order_by("view", "breakdown", "rank_best")
-    for row in rows:
+    for row in snapshots.snapshot_rows(snapshot=snapshot, order=snapshots.ROWS_BY_RANK):
         writer.writerow(
             [
                 snapshot.pk,

@@ -12,7 +12,6 @@ import contextlib
 import json
 import os
 import signal
-import socket
 import subprocess
 import threading
 import time
@@ -33,6 +32,7 @@ from arena.battles.models import Answer, Battle, Turn, Vote
 from arena.catalog.models import ModelEntry
 from arena.core.text import estimate_tokens
 from arena.devtools.fixture_server import FixtureServer, stream_fixture
+from arena.devtools.http_server import free_port as free_port  # for conftest
 from arena.generation.runner import StreamResult, stream_answer
 from tests.backends.vendors import VENDORS
 
@@ -308,12 +308,6 @@ def subprocess_env() -> dict[str, str]:
     env["PASSWORD_HASHERS"] = ",".join(FAST_PASSWORD_HASHERS)
     env.setdefault("PYTHONUNBUFFERED", "1")
     return env
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def stop_process(proc: subprocess.Popen, sig: int = signal.SIGTERM) -> None:

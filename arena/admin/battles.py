@@ -8,7 +8,7 @@ from django.http import HttpRequest
 from django.template.response import TemplateResponse
 
 from arena.admin.common import ReadOnly
-from arena.admin.notes import note_action
+from arena.admin.noted_actions import note_action
 from arena.battles.models import Battle, Turn
 from arena.catalog import costs
 from arena.core.errors import ServiceError

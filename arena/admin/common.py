@@ -12,7 +12,7 @@ from django.utils.html import format_html
 
 
 class ReadOnly:
-    """Inspection only: battles change through services, as raters play them."""
+    """Inspection only: these rows change through services (as raters play, or by actions)."""
 
     def has_add_permission(self, request: HttpRequest, obj: object = None) -> bool:
         return False

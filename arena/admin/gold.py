@@ -6,13 +6,13 @@ from django.contrib import admin
 from django.db.models import QuerySet
 from django.http import HttpRequest
 
-from arena.admin.common import change_link, set_active_actions
+from arena.admin.common import ReadOnly, change_link, set_active_actions
 from arena.integrity import selectors, services
 from arena.integrity.models import GoldItem
 
 
 @admin.register(GoldItem)
-class GoldItemAdmin(admin.ModelAdmin):
+class GoldItemAdmin(ReadOnly, admin.ModelAdmin):
     """Gold items are made from battles (the battle list's "Mark as gold" actions) and only
     withdrawn or served again here: their correct side decides past agreement."""
 
@@ -31,15 +31,6 @@ class GoldItemAdmin(admin.ModelAdmin):
     fields = ("source_link", "correct_side", "note", "active", "times_served", "agreement")
     readonly_fields = fields
     actions = ("withdraw_items", "serve_items")
-
-    def has_add_permission(self, request: HttpRequest) -> bool:
-        return False
-
-    def has_change_permission(self, request: HttpRequest, obj: object = None) -> bool:
-        return False
-
-    def has_delete_permission(self, request: HttpRequest, obj: object = None) -> bool:
-        return False
 
     def has_gold_permission(self, request: HttpRequest) -> bool:
         return request.user.has_perm("arena.change_golditem")

@@ -14,7 +14,7 @@ from django.template.response import TemplateResponse
 
 from accounts.models import User
 from arena.admin.common import YesNoFilter
-from arena.admin.notes import note_action
+from arena.admin.noted_actions import note_action
 from arena.core.errors import ServiceError
 from arena.integrity import selectors, services
 

@@ -10,7 +10,7 @@ from django.template.response import TemplateResponse
 from django.utils.text import Truncator
 
 from arena.admin.common import LogAdmin, ReadOnly, StaffReads, YesNoFilter, change_link
-from arena.admin.notes import note_action
+from arena.admin.noted_actions import note_action
 from arena.battles.models import Vote
 from arena.core.errors import ServiceError
 from arena.integrity import selectors, services
@@ -27,12 +27,7 @@ class FlagColumns:
     @admin.display(description="open", boolean=True)
     def open(self, flag: VoteFlag) -> bool | None:
         # Reviews are neither open nor closed; only a flag row can keep a vote out.
-        if flag.action != VoteFlag.Action.FLAG:
-            return None
-        lifted = getattr(flag, "is_lifted", None)
-        if lifted is None:
-            lifted = flag.reviews.filter(action=VoteFlag.Action.LIFT).exists()
-        return not lifted
+        return flag.is_open if flag.action == VoteFlag.Action.FLAG else None
 
 
 class VoteFlagInline(FlagColumns, StaffReads, ReadOnly, admin.TabularInline):
@@ -51,7 +46,7 @@ class VoteFlagInline(FlagColumns, StaffReads, ReadOnly, admin.TabularInline):
 
     def get_queryset(self, request: HttpRequest) -> QuerySet[VoteFlag]:
         qs = super().get_queryset(request).select_related("created_by")
-        return qs.annotate(is_lifted=selectors.flag_lifted())
+        return qs.annotate(is_open=selectors.flag_open())
 
 
 class CountedFilter(YesNoFilter):
@@ -131,7 +126,7 @@ class FlagOpenFilter(YesNoFilter):
     labels = ("Open flags (vote not counted)", "Lifted flags")
 
     def chosen(self, queryset: QuerySet[VoteFlag], yes: bool) -> QuerySet[VoteFlag]:
-        return queryset.filter(action=VoteFlag.Action.FLAG, is_lifted=not yes)
+        return queryset.filter(action=VoteFlag.Action.FLAG, is_open=yes)
 
 
 class ReviewInline(FlagColumns, StaffReads, ReadOnly, admin.TabularInline):
@@ -187,7 +182,11 @@ class VoteFlagAdmin(FlagColumns, LogAdmin, admin.ModelAdmin):
         return request.user.has_perm("arena.add_voteflag")
 
     def get_queryset(self, request: HttpRequest) -> QuerySet[VoteFlag]:
-        return super().get_queryset(request).annotate(is_lifted=selectors.flag_lifted())
+        return (
+            super()
+            .get_queryset(request)
+            .annotate(is_lifted=selectors.flag_lifted(), is_open=selectors.flag_open())
+        )
 
     @admin.display(description="vote", ordering="vote")
     def vote_link(self, flag: VoteFlag) -> str:

@@ -54,6 +54,21 @@ def cache_key(url: str) -> str:
     return f"arena:replica:{url}"
 
 
+def replica_url(entry: dict) -> str:
+    """A replica's URL, as the pool, its answers' ``replica`` and its cache key name it: the
+    entry's ``base_url`` without a trailing slash."""
+    return str(entry["base_url"]).rstrip("/")
+
+
+def replica_urls(settings: dict) -> list[str]:
+    """Each replica's URL in a backend's settings, in the order configured. A backend without
+    replicas counts as one: its own ``base_url``, or "" where it names none (in process, or the
+    adapter's default URL)."""
+    if settings.get("replicas"):
+        return [replica_url(r) for r in settings["replicas"]]
+    return [replica_url(settings)] if settings.get("base_url") else [""]
+
+
 @dataclass
 class Replica:
     url: str
@@ -174,7 +189,7 @@ _pools_lock = threading.Lock()
 def pool_for(settings: dict) -> Pool:
     """The process-wide pool for these replicas (one per distinct replica set)."""
     replicas = settings["replicas"]
-    key = tuple(sorted(str(r["base_url"]).rstrip("/") for r in replicas))
+    key = tuple(sorted(replica_url(r) for r in replicas))
     with _pools_lock:
         pool = _pools.get(key)
         if pool is None:
@@ -182,7 +197,7 @@ def pool_for(settings: dict) -> Pool:
             pool = Pool(
                 replicas=[
                     Replica(
-                        url=str(r["base_url"]).rstrip("/"),
+                        url=replica_url(r),
                         cap=int(r.get("max_concurrency", default_cap)),
                         health_url=str(r.get("health_url") or _health_url(r["base_url"])),
                         settings={k: v for k, v in r.items() if k != "base_url"},

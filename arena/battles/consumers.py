@@ -21,11 +21,12 @@ from arena.battles.pacing import Pacer
 from arena.core.errors import ServiceError
 from arena.generation.services import battle_void_overdue, turn_deadline_s
 from arena.generation.worker import battle_group
-from arena.integrity.checks import redact
+from arena.integrity.checks import has_finding, redact
 from arena.integrity.models import VoteFlag
 from arena.integrity.selectors import identity_terms
 from arena.integrity.services import battle_note_redaction
 
+QUESTION = VoteFlag.Reason.IDENTITY_QUESTION
 VOID_MESSAGE = (
     "One of the models could not finish its answer, so this battle is void and will not "
     "count. Start a new battle."
@@ -41,10 +42,6 @@ IDENTITY_LEAK_NOTICE = (
 TIMEOUT_MESSAGE = (
     "The answers took too long, so this battle is void and will not count. Start a new battle."
 )
-
-
-def _asked_identity(findings: list[dict]) -> bool:
-    return any(f["reason"] == VoteFlag.Reason.IDENTITY_QUESTION for f in findings or [])
 
 
 class BattleConsumer(AsyncWebsocketConsumer):
@@ -119,8 +116,8 @@ class BattleConsumer(AsyncWebsocketConsumer):
         self.terms = await database_sync_to_async(identity_terms)()
         self.leak_noticed = False
         await self._send({"type": "battle", "battle": str(battle.pk), "turn": 0})
-        if _asked_identity(battle.integrity_flags):
-            await self._notice(VoteFlag.Reason.IDENTITY_QUESTION, IDENTITY_QUESTION_NOTICE)
+        if has_finding(battle.integrity_flags, QUESTION):
+            await self._notice(QUESTION, IDENTITY_QUESTION_NOTICE)
         self._watch(turn)
 
     async def _follow_up(self, message: dict) -> None:
@@ -135,8 +132,8 @@ class BattleConsumer(AsyncWebsocketConsumer):
             battle_id=self.battle_id, index=turn.index
         )
         await self._send({"type": "turn", "turn": turn.index})
-        if _asked_identity(turn.battle.integrity_flags) and not self.question_noticed:
-            await self._notice(VoteFlag.Reason.IDENTITY_QUESTION, IDENTITY_QUESTION_NOTICE)
+        if has_finding(turn.battle.integrity_flags, QUESTION) and not self.question_noticed:
+            await self._notice(QUESTION, IDENTITY_QUESTION_NOTICE)
         self._watch(sides)
 
     async def _vote(self, message: dict) -> None:
@@ -204,7 +201,7 @@ class BattleConsumer(AsyncWebsocketConsumer):
             await asyncio.sleep(period)
 
     async def _notice(self, code: str, message: str) -> None:
-        if code == VoteFlag.Reason.IDENTITY_QUESTION:
+        if code == QUESTION:
             self.question_noticed = True
         await self._send({"type": "notice", "code": code, "message": message})
 

@@ -201,6 +201,31 @@ class Vote(AppendOnlyModel):
     def __str__(self) -> str:
         return f"Vote {self.pk} on {self.battle_id}: {self.choice}"
 
+    @staticmethod
+    def side_fields(
+        *,
+        model: ModelEntry,
+        output_tokens: int,
+        input_tokens: int,
+        tokens_estimated: bool,
+        finish_reason: str,
+        ttft_ms: list[float | None],
+        total_ms: list[float | None],
+        style: dict[str, int],
+    ) -> dict:
+        """What the log keeps of one side (``side_a``/``side_b``): docs/vote_log.md."""
+        return {
+            "model": model.public_name,
+            "model_id": model.model_id,
+            "output_tokens": output_tokens,
+            "input_tokens": input_tokens,
+            "tokens_estimated": tokens_estimated,
+            "finish_reason": finish_reason,
+            "ttft_ms": ttft_ms,
+            "total_ms": total_ms,
+            "style": style,
+        }
+
     @classmethod
     def fields_for(
         cls,

@@ -4,23 +4,28 @@ from __future__ import annotations
 
 from django.conf import settings
 
+from accounts.models import User
 from arena.battles.models import Prompt
 from arena.battles.prompt_files import ImportReport, parse_prompts
+from arena.battles.selectors import prompt_random
 from arena.core.errors import ServiceError
 from arena.core.text import prompt_hash
+from arena.integrity.gold import gold_draw
 
 
-def prompt_clean_text(text: object) -> str:
-    """The text of a prompt or follow-up, stripped; refused when empty or over the limit."""
+def prompt_clean_text(text: object, *, refused: str = "") -> str:
+    """The text of a prompt or follow-up, stripped; refused when empty or over the limit.
+    ``refused`` ends the message of a refusal, telling what became of the text."""
     if not isinstance(text, str) or not text.strip():
         raise ServiceError("empty_prompt", "Type a prompt first: it cannot be empty.")
     limit = settings.ARENA["PROMPT_MAX_CHARS"]
-    if len(text.strip()) > limit:
+    text = text.strip()
+    if len(text) > limit:
         raise ServiceError(
             "prompt_too_long",
-            f"The prompt is {len(text.strip()):,} characters; the limit is {limit:,}.",
+            f"The prompt is {len(text):,} characters; the limit is {limit:,}.{refused}",
         )
-    return text.strip()
+    return text
 
 
 def prompt_for_text(*, text: str, prompt_id: int | None = None) -> Prompt:
@@ -75,3 +80,9 @@ def prompts_import(*, data: bytes, filename: str) -> ImportReport:
 def prompts_set_active(*, prompt_ids: list[int], active: bool) -> int:
     """Offer (or stop offering) curated prompts; returns how many changed."""
     return Prompt.objects.filter(pk__in=prompt_ids).exclude(active=active).update(active=active)
+
+
+def prompt_draw(*, rater: User) -> Prompt | None:
+    """What "random prompt" gives a rater: for crowd raters sometimes a gold item's prompt
+    (the draw keeps a ticket), else a random curated one; None when there is none."""
+    return gold_draw(rater=rater) or prompt_random()

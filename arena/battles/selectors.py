@@ -65,8 +65,9 @@ def model_vote_counts() -> list[ModelCounts]:
         as_a = Q(model_a=model)
         as_b = Q(model_b=model)
         votes = Vote.objects.filter(as_a | as_b)
-        wins = votes.filter((as_a & Q(choice="a")) | (as_b & Q(choice="b"))).count()
-        losses = votes.filter((as_a & Q(choice="b")) | (as_b & Q(choice="a"))).count()
+        a_won, b_won = Q(choice=Vote.Choice.A), Q(choice=Vote.Choice.B)
+        wins = votes.filter((as_a & a_won) | (as_b & b_won)).count()
+        losses = votes.filter((as_a & b_won) | (as_b & a_won)).count()
         rows.append(
             ModelCounts(
                 name=model.public_name,
@@ -74,9 +75,9 @@ def model_vote_counts() -> list[ModelCounts]:
                 active=model.active,
                 battles=votes.count(),
                 wins=wins,
-                ties=votes.filter(choice="tie").count(),
+                ties=votes.filter(choice=Vote.Choice.TIE).count(),
                 losses=losses,
-                both_bad=votes.filter(choice="both_bad").count(),
+                both_bad=votes.filter(choice=Vote.Choice.BOTH_BAD).count(),
             )
         )
     rows.sort(key=lambda r: (-r.battles, r.name))

@@ -24,12 +24,13 @@ from arena.core.text import style_counts
 from arena.generation.dispatch import generation_enqueue
 from arena.integrity import gold
 from arena.integrity.checks import asks_identity
-from arena.integrity.models import VoteFlag
 from arena.integrity.services import battle_note_identity_question, vote_flags_record
 from ranking.sampling import draw_pair, pair_probabilities
 from ranking.snapshots import sampling_state
 
 log = logging.getLogger(__name__)
+
+NOT_SENT = " Nothing was sent."
 
 
 def shared_params() -> dict:
@@ -115,7 +116,7 @@ def battle_start(
     rng: random.Random | None = None,
 ) -> Battle:
     rater_may_battle(rater=rater)
-    text = prompt_clean_text(text)
+    text = prompt_clean_text(text, refused=NOT_SENT)
     prompt = prompt_for_text(text=text, prompt_id=prompt_id)
     params = shared_params()
     item = gold.gold_claim(rater=rater, prompt=prompt)
@@ -127,11 +128,6 @@ def battle_start(
     else:
         model_a, model_b, probability = battle_pick_models(params=params, rng=rng)
         params_check(models=[model_a, model_b], params=params)
-    findings = []
-    if asks_identity(text):
-        findings.append(
-            {"reason": VoteFlag.Reason.IDENTITY_QUESTION, "detail": "asked before generation"}
-        )
     battle = Battle.objects.create(
         id=battle_id or uuid.uuid4(),
         rater=rater,
@@ -141,9 +137,10 @@ def battle_start(
         system_prompt=prompt.system_prompt or settings.ARENA["SYSTEM_PROMPT"],
         params=params,
         sampling_probability=probability,
-        integrity_flags=findings,
         gold=item,
     )
+    if asks_identity(text):
+        battle_note_identity_question(battle=battle, detail="asked before generation")
     Prompt.objects.filter(pk=prompt.pk).update(usage_count=F("usage_count") + 1)
     _create_turn(battle=battle, index=0, text=text)
     return battle
@@ -193,7 +190,7 @@ def _require_ready(battle: Battle, action: str) -> None:
 @transaction.atomic
 def battle_follow_up(*, battle_id: object, rater: User, text: object) -> Turn:
     rater_may_battle(rater=rater)
-    text = prompt_clean_text(text)
+    text = prompt_clean_text(text, refused=NOT_SENT)
     battle = _battle_of(battle_id=battle_id, rater=rater, lock=True)
     _require_ready(battle, "send a follow-up")
     index = battle.turns.count()
@@ -228,17 +225,16 @@ def side_record(battle: Battle, side: str) -> dict:
     answers = list(Answer.objects.filter(turn__battle=battle, side=side).order_by("turn__index"))
     text = "\n\n".join(a.text for a in answers)
     last = answers[-1]
-    return {
-        "model": battle.model_for(side).public_name,
-        "model_id": battle.model_for(side).model_id,
-        "output_tokens": sum(a.output_tokens or 0 for a in answers),
-        "input_tokens": sum(a.input_tokens or 0 for a in answers),
-        "tokens_estimated": any(a.tokens_estimated for a in answers),
-        "finish_reason": last.finish_reason,
-        "ttft_ms": [a.ttft_ms for a in answers],
-        "total_ms": [a.total_ms for a in answers],
-        "style": style_counts(text),
-    }
+    return Vote.side_fields(
+        model=battle.model_for(side),
+        output_tokens=sum(a.output_tokens or 0 for a in answers),
+        input_tokens=sum(a.input_tokens or 0 for a in answers),
+        tokens_estimated=any(a.tokens_estimated for a in answers),
+        finish_reason=last.finish_reason,
+        ttft_ms=[a.ttft_ms for a in answers],
+        total_ms=[a.total_ms for a in answers],
+        style=style_counts(text),
+    )
 
 
 def vote_cast(*, battle_id: object, rater: User, choice: object) -> Vote:

@@ -22,22 +22,21 @@ SIMULATED_EMAIL = "simulated@demo.arena"
 
 
 def _simulated_side(rng: random.Random, model: ModelEntry, tokens: int, text: str) -> dict:
-    return {
-        "model": model.public_name,
-        "model_id": model.model_id,
-        "output_tokens": tokens,
-        "input_tokens": 20,
-        "tokens_estimated": False,
-        "finish_reason": "stop",
-        "ttft_ms": [None],
-        "total_ms": [None],
-        "style": {
+    return Vote.side_fields(
+        model=model,
+        output_tokens=tokens,
+        input_tokens=20,
+        tokens_estimated=False,
+        finish_reason="stop",
+        ttft_ms=[None],
+        total_ms=[None],
+        style={
             **style_counts(text),
             "headers": rng.randint(0, 3),
             "list_items": rng.randint(0, 6),
             "bold": rng.randint(0, 4),
         },
-    }
+    )
 
 
 def _choice(rng: random.Random, strength_gap: float) -> str:
@@ -80,7 +79,7 @@ def votes_simulate(*, n: int, strengths: dict[str, float], seed: int = 7, once: 
         )
         turn = Turn(battle=battle, index=0, text=prompt.text, shown_at=now)
         sides = {}
-        for side, model in (("a", model_a), ("b", model_b)):
+        for side, model in ((Answer.Side.A, model_a), (Answer.Side.B, model_b)):
             tokens = rng.randint(40, 400)
             text = f"(simulated answer of {tokens} tokens)"
             answers.append(
@@ -108,8 +107,8 @@ def votes_simulate(*, n: int, strengths: dict[str, float], seed: int = 7, once: 
                     choice=choice,
                     decision_ms=rng.randint(4000, 60000),
                     turns=1,
-                    side_a=sides["a"],
-                    side_b=sides["b"],
+                    side_a=sides[Answer.Side.A],
+                    side_b=sides[Answer.Side.B],
                     simulated=True,
                 )
             )

@@ -6,9 +6,8 @@ from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import render
 from django.views.decorators.http import require_GET
 
-from arena.battles import selectors, services
+from arena.battles import prompts, services
 from arena.core.errors import ServiceError
-from arena.integrity import gold
 
 
 @login_required
@@ -29,7 +28,7 @@ def arena_page(request: HttpRequest) -> HttpResponse:
 @login_required
 @require_GET
 def random_prompt(request: HttpRequest) -> JsonResponse:
-    prompt = gold.gold_draw(rater=request.user) or selectors.prompt_random()
+    prompt = prompts.prompt_draw(rater=request.user)
     if prompt is None:
         return JsonResponse({"error": "No curated prompts are available yet."}, status=404)
     return JsonResponse({"id": prompt.pk, "text": prompt.text, "category": prompt.category})

@@ -1,2 +1,2 @@
-"""Pure helpers every room may import: the service error type and text helpers. Imports
-nothing from the project."""
+"""What every room may import: the service error, the append-only base model and
+``model_update``, text helpers. Imports nothing from the rest of the project."""

@@ -9,17 +9,17 @@ from arena.core.errors import AppendOnlyError
 
 class AppendOnlyModel(models.Model):
     """A row of an append-only log; on PostgreSQL a trigger refuses UPDATE and DELETE too.
-    ``rows`` names the rows in messages; ``instead`` says what to do rather than change one."""
+    ``rows`` names the rows in messages; ``changed`` ends the message refusing a change."""
 
     rows = "Rows"
-    instead = "and cannot be changed"
+    changed = " and cannot be changed"
 
     class Meta:
         abstract = True
 
     def save(self, *args, **kwargs) -> None:
         if not self._state.adding:
-            raise AppendOnlyError(f"{self.rows} are append-only {self.instead}.")
+            raise AppendOnlyError(f"{self.rows} are append-only{self.changed}.")
         super().save(*args, **kwargs)
 
     def delete(self, *args, **kwargs):

@@ -11,11 +11,12 @@ from pathlib import Path
 
 from django.db import transaction
 
-from accounts.models import User
+from accounts.services import user_ensure
 from arena.battles.prompt_files import ImportReport
 from arena.battles.prompts import prompts_import
 from arena.battles.simulation import votes_simulate
 from arena.catalog.models import ModelEntry, standard_params
+from arena.catalog.services import model_upsert
 
 PROMPTS_FILE = Path(__file__).parent / "data" / "demo_prompts.jsonl"
 
@@ -78,18 +79,7 @@ class DemoSeed:
 
 def _user(email: str, *, admin: bool) -> str:
     password = secrets.token_urlsafe(9)
-    from allauth.account.models import EmailAddress
-
-    user = User.objects.filter(email=email).first()
-    if user is None:
-        create = User.objects.create_superuser if admin else User.objects.create_user
-        user = create(email, password)
-    else:
-        user.set_password(password)
-        user.save(update_fields=["password"])
-    EmailAddress.objects.update_or_create(
-        user=user, email=email, defaults={"verified": True, "primary": True}
-    )
+    user_ensure(email=email, password=password, admin=admin)
     return password
 
 
@@ -108,16 +98,14 @@ def demo_seed(*, mock_replicas: list[str] | None = None) -> DemoSeed:
             settings = {"replicas": [{"base_url": u} for u in mock_replicas], "max_concurrency": 8}
         else:
             backend, settings = ModelEntry.Backend.MOCK, mock
-        ModelEntry.objects.update_or_create(
+        model_upsert(
             public_name=name,
-            defaults={
-                "organisation": org,
-                "vendor": "mock",
-                "model_id": model_id,
-                "backend": backend,
-                "backend_settings": settings,
-                "supported_params": standard_params(),
-            },
+            organisation=org,
+            vendor="mock",
+            model_id=model_id,
+            backend=backend,
+            backend_settings=settings,
+            supported_params=standard_params(),
         )
     report = prompts_import(data=PROMPTS_FILE.read_bytes(), filename=PROMPTS_FILE.name)
     return DemoSeed(

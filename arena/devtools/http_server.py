@@ -11,9 +11,17 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import socket
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Self
+
+
+def free_port() -> int:
+    """A TCP port on 127.0.0.1 that nothing listens on just now (the OS picks it)."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
 
 
 def response_head(status: int, headers: list[tuple[str, str]], reasons: Mapping[int, str]) -> bytes:

@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 
 from arena.backends.base import ChatRequest, Finished, Message, StreamError, TextDelta
 from arena.backends.mock import MockBackend
+from arena.catalog.models import standard_params
 from arena.devtools.http_server import HTTPServer, Request, response_head
 
 REASONS = {
@@ -108,7 +109,7 @@ class MockServer(HTTPServer):
             return await self._send(
                 writer, 429, {"error": {"message": "Slow down."}}, {"Retry-After": "1"}
             )
-        params = {k: payload[k] for k in ("max_tokens", "temperature", "top_p") if k in payload}
+        params = {k: payload[k] for k in standard_params() if k in payload}
         chat = ChatRequest(model_id=model, messages=messages, params=params)
         self.requests += 1
         self.in_flight += 1

@@ -16,6 +16,7 @@ from django.conf import settings
 
 from arena.backends.base import ChatRequest, Message
 from arena.backends.http import shared_client
+from arena.backends.pools import replica_urls
 from arena.backends.registry import UnknownBackend, backend_for
 from arena.catalog.models import ModelEntry
 from arena.core.errors import ServiceError
@@ -88,14 +89,10 @@ def run(coro: Awaitable[T]) -> T:
 def replica_targets(model: ModelEntry) -> list[tuple[str, dict]]:
     """(replica URL, adapter settings) for each replica, as the pool would call the adapter."""
     conf = dict(model.backend_settings or {})
-    replicas = conf.pop("replicas", None)
-    if not replicas:
-        return [(str(conf.get("base_url") or ""), conf)]
-    targets = []
-    for replica in replicas:
-        url = str(replica.get("base_url") or "").rstrip("/")
-        targets.append((url, {**conf, "base_url": url}))
-    return targets
+    urls = replica_urls(conf)
+    if not conf.pop("replicas", None):
+        return [(urls[0], conf)]
+    return [(url, {**conf, "base_url": url}) for url in urls]
 
 
 async def _probe_replica(

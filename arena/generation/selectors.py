@@ -6,7 +6,7 @@ from dataclasses import dataclass
 
 from django.core.cache import cache
 
-from arena.backends.pools import cache_key
+from arena.backends.pools import cache_key, replica_urls
 from arena.battles.models import Answer
 from arena.catalog.models import ModelEntry
 
@@ -34,12 +34,8 @@ def replica_stats(*, model: ModelEntry, window: int = 200) -> list[ReplicaStats]
     Replica-seconds per vote: a vote needs two answers of the measured mean length at the
     measured output rate, each after its prefill (time to first token).
     """
-    settings = model.backend_settings or {}
-    urls = [str(r["base_url"]).rstrip("/") for r in settings.get("replicas") or []]
-    if not urls:
-        urls = [str(settings["base_url"]).rstrip("/")] if settings.get("base_url") else [""]
     rows = []
-    for url in urls:
+    for url in replica_urls(model.backend_settings or {}):
         recent = list(
             Answer.objects.filter(model=model, replica=url, status=Answer.Status.OK)
             .exclude(ttft_ms=None)

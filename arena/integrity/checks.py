@@ -70,3 +70,8 @@ def redact(text: str, terms: tuple[str, ...]) -> str:
 def reading_floor_ms(chars: int, *, chars_per_s: float, min_ms: int) -> int:
     """The least time a rater needs to read ``chars`` characters of answers."""
     return max(min_ms, int(chars / chars_per_s * 1000)) if chars_per_s > 0 else min_ms
+
+
+def has_finding(findings: list[dict] | None, reason: str) -> bool:
+    """Does a battle's list of findings (``Battle.integrity_flags``) hold one for ``reason``?"""
+    return any(f["reason"] == reason for f in findings or [])

@@ -68,7 +68,7 @@ class VoteFlag(AppendOnlyModel):
     created_at = models.DateTimeField(auto_now_add=True)
 
     rows = "Flags"
-    instead = "(review a flag with a new row)"
+    changed = ": review a flag with a new row"
 
     class Meta:
         ordering = ["-created_at"]

@@ -13,7 +13,7 @@ from django.db.models import Case, Count, Exists, F, OuterRef, Q, QuerySet, Subq
 from django.db.models.functions import Coalesce
 
 from accounts.models import User
-from arena.battles.models import Vote
+from arena.battles.models import Answer, Vote
 from arena.catalog.models import ModelEntry
 from arena.integrity.models import GoldItem, VoteFlag
 
@@ -25,9 +25,12 @@ def flag_lifted() -> Exists:
 
 def open_flags() -> QuerySet[VoteFlag]:
     """Flags (not reviews) no admin has lifted: each keeps its vote out of the leaderboard."""
-    return VoteFlag.objects.filter(action=VoteFlag.Action.FLAG).exclude(
-        reviews__action=VoteFlag.Action.LIFT
-    )
+    return VoteFlag.objects.filter(action=VoteFlag.Action.FLAG).exclude(flag_lifted())
+
+
+def flag_open() -> Exists:
+    """For annotating VoteFlag rows: is this row an open flag?"""
+    return Exists(open_flags().filter(pk=OuterRef("pk")))
 
 
 def vote_flagged(reason: str | None = None) -> Exists:
@@ -37,9 +40,10 @@ def vote_flagged(reason: str | None = None) -> Exists:
     return Exists(flags if reason is None else flags.filter(reason=reason))
 
 
-def counted_votes() -> QuerySet[Vote]:
-    """Votes that are real (not the demo's simulated ones) and kept out by no open flag."""
-    return Vote.objects.filter(simulated=False).exclude(vote_flagged())
+def counted_votes(*, include_simulated: bool = False) -> QuerySet[Vote]:
+    """Votes kept out by no open flag and, unless asked for, not the demo's simulated ones."""
+    votes = Vote.objects.exclude(vote_flagged())
+    return votes if include_simulated else votes.filter(simulated=False)
 
 
 def _per_rater(votes: QuerySet[Vote]) -> Coalesce:
@@ -77,11 +81,13 @@ def _gold_agreement(votes: QuerySet[Vote]) -> Agreement:
     gold = "battle__gold__"
     votes = votes.filter(battle__gold__isnull=False, turns=1).annotate(
         right=Case(
-            When(**{f"{gold}correct_side": "a"}, then=F(f"{gold}source__model_a")),
+            When(**{f"{gold}correct_side": Answer.Side.A}, then=F(f"{gold}source__model_a")),
             default=F(f"{gold}source__model_b"),
         )
     )
-    agreed = votes.filter(Q(choice="a", model_a=F("right")) | Q(choice="b", model_b=F("right")))
+    agreed = votes.filter(
+        Q(choice=Vote.Choice.A, model_a=F("right")) | Q(choice=Vote.Choice.B, model_b=F("right"))
+    )
     return Agreement(votes.count(), agreed.count())
 
 

@@ -8,6 +8,7 @@ from django.utils import timezone
 from accounts.models import User
 from arena.battles.models import Answer, Battle, Prompt, Vote
 from arena.core.errors import ServiceError
+from arena.integrity.checks import has_finding
 from arena.integrity.findings import vote_findings
 from arena.integrity.models import GoldItem, VoteFlag
 
@@ -17,7 +18,7 @@ Reason = VoteFlag.Reason
 def battle_flag(*, battle: Battle, reason: str, detail: str) -> bool:
     """Note a finding on a running battle (locked by the caller), once per reason; each
     becomes a VoteFlag when the vote is cast. True if it is new."""
-    if any(f["reason"] == reason for f in battle.integrity_flags):
+    if has_finding(battle.integrity_flags, reason):
         return False
     battle.integrity_flags = [*battle.integrity_flags, {"reason": reason, "detail": detail}]
     battle.save(update_fields=["integrity_flags"])

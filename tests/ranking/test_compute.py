@@ -189,9 +189,9 @@ def test_counts_and_both_bad_rate_per_model():
 
 def test_same_votes_and_seed_give_identical_boards():
     votes = simulate({**STRENGTHS, "Newbie": 0.0}, 3000, seed=5)
-    settings = RankingConfig(**FAST, seed=3)
-    first = compute_all(votes, settings)
-    second = compute_all(votes, settings)
+    config = RankingConfig(**FAST, seed=3)
+    first = compute_all(votes, config)
+    second = compute_all(votes, config)
     assert repr(first) == repr(second)
     other = compute_all(votes, RankingConfig(**FAST, seed=4))
     assert repr(other) != repr(first)
@@ -270,6 +270,6 @@ def test_a_model_that_never_lost_is_ranked_with_a_warning():
 
 
 def test_settings_round_trip_as_a_dict():
-    settings = RankingConfig(method="sandwich", anchor="Alpha", reweight=True)
-    assert RankingConfig(**settings.as_dict()) == settings
-    assert settings.as_dict()["min_votes"] == 300
+    config = RankingConfig(method="sandwich", anchor="Alpha", reweight=True)
+    assert RankingConfig(**config.as_dict()) == config
+    assert config.as_dict()["min_votes"] == 300

@@ -6,6 +6,7 @@ from pathlib import Path
 
 from django.core.management.base import BaseCommand, CommandError
 
+from arena.devtools.demo import demo_mock_config
 from arena.devtools.mock_server import MockServer
 
 
@@ -30,7 +31,8 @@ class Command(BaseCommand):
         parser.add_argument(
             "--demo",
             action="store_true",
-            help="Serve the demo models' speeds and styles (see demo).",
+            help="Serve the demo models' speeds and styles (see demo); a --config entry for "
+            "the same model id replaces the demo's.",
         )
         parser.add_argument("--ttft-ms", type=float, default=150.0)
         parser.add_argument("--tokens-per-s", type=float, default=60.0)
@@ -43,6 +45,7 @@ class Command(BaseCommand):
         port: int,
         replicas: int,
         config: Path | None,
+        demo: bool,
         ttft_ms: float,
         tokens_per_s: float,
         api_key_env: str | None,
@@ -50,7 +53,7 @@ class Command(BaseCommand):
     ) -> None:
         import os
 
-        models: dict[str, dict] = {}
+        models: dict[str, dict] = demo_mock_config() if demo else {}
         if config is not None:
             try:
                 models.update(json.loads(config.read_text()))
