@@ -14,7 +14,7 @@ from django.test import Client, RequestFactory
 from accounts import ratelimits
 from accounts.models import User
 from arena.battles.models import Battle, Turn, Vote
-from tests.helpers import PASSWORD, RECEIVE_TIMEOUT, make_user, session_headers
+from tests.helpers import PASSWORD, frames_until, make_user, session_headers
 
 NO_LIMIT = {"user": None, "network": None}
 
@@ -185,10 +185,7 @@ async def connect(user: User, forwarded_for: str | None = None) -> WebsocketComm
 async def send(comm: WebsocketCommunicator, message: dict) -> dict:
     """Send one action; the frame that ends its reply (turn shown, void, vote or error)."""
     await comm.send_json_to(message)
-    while True:
-        frame = await comm.receive_json_from(timeout=RECEIVE_TIMEOUT)
-        if frame["type"] in {"turn_complete", "void", "error", "revealed"}:
-            return frame
+    return (await frames_until(comm, "turn_complete", "void", "error", "revealed"))[-1]
 
 
 def count(model, **filters) -> int:
