@@ -21,7 +21,7 @@ from arena.battles.pacing import Pacer
 from arena.core.errors import ServiceError
 from arena.generation.services import battle_void_overdue, turn_deadline_s
 from arena.generation.worker import battle_group
-from arena.integrity.checks import has_finding, redact
+from arena.integrity.checks import has_finding, name_tail, redact
 from arena.integrity.models import VoteFlag
 from arena.integrity.selectors import identity_terms
 from arena.integrity.services import battle_note_redaction
@@ -176,7 +176,7 @@ class BattleConsumer(AsyncWebsocketConsumer):
         self.pacer = Pacer(
             chars_per_tick=conf["PACE_CHARS"],
             redact=partial(redact, terms=self.terms),
-            holdback=max((len(t) for t in self.terms), default=0),
+            hold=partial(name_tail, terms=self.terms),
         )
         self.void = False
         self.ticker = asyncio.create_task(self._tick_loop(conf["PACE_TICK_MS"] / 1000))

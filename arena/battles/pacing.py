@@ -32,11 +32,11 @@ class Pacer:
     # When both sides have a big backlog, catch up so the rater is not kept waiting for text
     # that has already arrived: release at least backlog / catch_up_ticks per tick.
     catch_up_ticks: int = 40
-    # Redaction of names before anything is shown: text is held back by ``holdback``
-    # characters (the longest name) until its side is done, so a name is always whole in the
-    # buffer, and redacted, before any of it is released.
+    # Redaction of names before anything is shown: until its side is done, a tail that could
+    # begin a name is held back (``hold(text, shown)`` says how many characters), so a name is
+    # always whole in the buffer, and redacted, before any of it is released.
     redact: Callable[[str], str] | None = None
-    holdback: int = 0
+    hold: Callable[[str, int], int] | None = None
     redactions: int = 0
     panes: dict[str, _Pane] = field(default_factory=lambda: {s: _Pane() for s in SIDES})
 
@@ -56,7 +56,9 @@ class Pacer:
                     pane.text = pane.text[: pane.shown] + cleaned
 
     def _available(self, pane: _Pane) -> int:
-        return max(0, pane.backlog - (0 if pane.done else self.holdback))
+        if pane.done or self.hold is None:
+            return pane.backlog
+        return max(0, pane.backlog - self.hold(pane.text, pane.shown))
 
     def finish(self, side: str) -> None:
         self.panes[side].done = True

@@ -18,9 +18,6 @@ from arena.core.text import estimate_tokens
 
 log = logging.getLogger(__name__)
 
-FLUSH_INTERVAL_S = 0.03
-FLUSH_CHARS = 256
-
 
 @dataclass
 class StreamResult:
@@ -127,25 +124,30 @@ async def stream_answer(
 
 
 class Coalescer:
-    """Batches deltas so a fast model costs a few channel messages, not one per token."""
+    """Sends each delta at once when no send is in flight; what arrives meanwhile goes in the
+    next send, together. A lone answer costs no added wait, and a fast model or a busy channel
+    layer costs a few messages, not one per token."""
 
     def __init__(self, send: Callable[[str], Awaitable[None]]) -> None:
         self._send = send
         self._buf: list[str] = []
-        self._size = 0
-        self._last = time.monotonic()
+        self._sender: asyncio.Task | None = None
 
     async def add(self, text: str) -> None:
         self._buf.append(text)
-        self._size += len(text)
-        now = time.monotonic()
-        if self._size >= FLUSH_CHARS or now - self._last >= FLUSH_INTERVAL_S:
-            await self.flush()
+        if self._sender is None or self._sender.done():
+            if self._sender is not None:
+                self._sender.result()  # an earlier send's failure surfaces here
+            self._sender = asyncio.create_task(self._drain())
 
-    async def flush(self) -> None:
-        if self._buf:
+    async def _drain(self) -> None:
+        while self._buf:
             text = "".join(self._buf)
             self._buf.clear()
-            self._size = 0
             await self._send(text)
-        self._last = time.monotonic()
+
+    async def flush(self) -> None:
+        """Everything added so far, sent, in order."""
+        if self._sender is not None:
+            await self._sender
+        await self._drain()

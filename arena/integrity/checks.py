@@ -6,6 +6,7 @@ import re
 from functools import lru_cache
 
 REDACTED = "[model name]"
+_WORD_CHAR = re.compile(r"[A-Za-z0-9_]")
 
 # Prompts asking a model who it is, in English, Chinese, Spanish, French, German, Japanese.
 IDENTITY_QUESTIONS = (
@@ -60,6 +61,31 @@ def identity_pattern(terms: tuple[str, ...]) -> re.Pattern[str] | None:
     # Not inside a longer Latin word ("Metaphor"), but "GPT-4", "Claude's" and names run
     # into CJK text ("我是Claude模型") still count.
     return re.compile(rf"(?<![A-Za-z0-9_])(?:{alternatives})(?![A-Za-z])", re.IGNORECASE)
+
+
+@lru_cache(maxsize=32)
+def _name_prefixes(terms: tuple[str, ...]) -> tuple[frozenset[str], int]:
+    clean = [t.strip().lower() for t in terms if t and t.strip()]
+    prefixes = frozenset(t[:k] for t in clean for k in range(1, len(t) + 1))
+    return prefixes, max(map(len, clean), default=0)
+
+
+def name_tail(text: str, shown: int, terms: tuple[str, ...]) -> int:
+    """How many characters at the end of ``text`` (past the first ``shown``) could be the
+    start of a protected name, and so must wait for more text before they are shown.
+
+    Only such a tail is held back: one that begins where a name may begin (as in
+    ``identity_pattern``: not right after a Latin letter, digit or underscore) and reads,
+    ignoring case, as the beginning of some term.
+    """
+    prefixes, longest = _name_prefixes(terms)
+    end = len(text)
+    for start in range(max(shown, end - longest), end):
+        if start and _WORD_CHAR.match(text[start - 1]):
+            continue
+        if text[start:end].lower() in prefixes:
+            return end - start
+    return 0
 
 
 def redact(text: str, terms: tuple[str, ...]) -> str:

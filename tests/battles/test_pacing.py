@@ -81,3 +81,47 @@ def test_a_large_backlog_is_caught_up_in_bounded_ticks():
         assert len(out["a"]) == len(out["b"])
         ticks += 1
     assert ticks < 100
+
+
+def _redacting_pacer(chars_per_tick: int) -> Pacer:
+    from functools import partial
+
+    from arena.integrity.checks import name_tail, redact
+
+    terms = ("Claude", "Deep Owl")
+    return Pacer(
+        chars_per_tick=chars_per_tick,
+        redact=partial(redact, terms=terms),
+        hold=partial(name_tail, terms=terms),
+    )
+
+
+def test_a_name_split_across_chunks_is_never_shown_even_in_part():
+    text = "The answer comes from Claude, really."
+    for cut in range(1, len(text)):
+        pacer = _redacting_pacer(chars_per_tick=2)
+        pacer.feed("b", "Fine. " * 20)  # never the side that waits
+        shown = ""
+        for chunk in (text[:cut], text[cut:]):
+            pacer.feed("a", chunk)
+            for out in drain(pacer, 40):
+                shown += out["a"]
+                assert "Cl" not in shown, cut
+            # Everything that cannot begin a name is out while the stream still runs.
+            assert shown == pacer.panes["a"].text[: len(shown)]
+        assert shown.startswith("The answer comes from"), cut
+        pacer.finish("a")
+        pacer.finish("b")
+        shown += "".join(out["a"] for out in drain(pacer, 40))
+        assert shown == "The answer comes from [model name], really.", cut
+
+
+def test_text_that_cannot_begin_a_name_is_released_at_once():
+    pacer = _redacting_pacer(chars_per_tick=100)
+    pacer.feed("a", "Hello there, ")
+    pacer.feed("b", "Good day to ")
+
+    out = pacer.tick()
+
+    # Held back by the longest name's length, "Deep Owl", this tick would show 4 characters.
+    assert out == {"a": "Hello there,"[:12], "b": "Good day to "[:12]}

@@ -82,3 +82,43 @@ async def test_answers_are_capped_and_flagged_truncated():
 async def test_a_stalled_stream_times_out():
     result, _ = await run("stall", timeout_s=0.05)
     assert result.status == "error" and result.error_kind == "timeout"
+
+
+async def test_the_coalescer_sends_a_lone_delta_at_once():
+    import asyncio
+
+    from arena.generation.runner import Coalescer
+
+    sent: list[str] = []
+
+    async def send(text: str) -> None:
+        sent.append(text)
+
+    coalescer = Coalescer(send)
+    await coalescer.add("Hello")
+    await asyncio.sleep(0)  # one turn of the loop: no timer is involved
+
+    assert sent == ["Hello"]
+
+
+async def test_deltas_arriving_during_a_send_go_together_in_order():
+    import asyncio
+
+    from arena.generation.runner import Coalescer
+
+    sent: list[str] = []
+    gate = asyncio.Event()
+
+    async def send(text: str) -> None:
+        sent.append(text)
+        await gate.wait()
+
+    coalescer = Coalescer(send)
+    await coalescer.add("one ")
+    await asyncio.sleep(0)
+    for text in ("two ", "three ", "four"):
+        await coalescer.add(text)
+    gate.set()
+    await coalescer.flush()
+
+    assert sent == ["one ", "two three four"]
