@@ -99,6 +99,11 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
     DATABASES["default"].setdefault("OPTIONS", {})["transaction_mode"] = "IMMEDIATE"
     DATABASES["default"]["OPTIONS"]["timeout"] = 20
 DATABASES["default"]["ATOMIC_REQUESTS"] = False
+# Seconds a connection is kept for the next request or websocket action of its thread (0: a new
+# connection each time). Keep-alive saves a connect and a close per action under load; health
+# checks replace a connection the database dropped.
+DATABASES["default"]["CONN_MAX_AGE"] = env.int("DATABASE_CONN_MAX_AGE", default=0)
+DATABASES["default"]["CONN_HEALTH_CHECKS"] = True
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 AUTH_USER_MODEL = "accounts.User"

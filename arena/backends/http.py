@@ -111,13 +111,6 @@ def scrub(event: Event, key: str | None) -> Event:
     return event
 
 
-async def close_shared_client() -> None:
-    """Close this loop's client; for short-lived loops (one per Celery task)."""
-    client = _clients.pop(asyncio.get_running_loop(), None)
-    if client is not None:
-        await client.aclose()
-
-
 async def post_stream(
     *,
     url: str,

@@ -6,12 +6,23 @@ token; deltas travel on the battle's channel group, coalesced, each with a ``seq
 
 from __future__ import annotations
 
+import asyncio
+import os
+import threading
+from collections.abc import Coroutine
+from typing import Any
+
 from channels.db import database_sync_to_async
 from channels.layers import get_channel_layer
 from django.conf import settings
 
 from arena.generation import services
 from arena.generation.runner import Coalescer, stream_answer
+
+# Claim and finish run on the loop's thread pool, not on asgiref's one thread-sensitive thread:
+# they touch only their own answer, and many answers stream in one loop at once.
+_claim = database_sync_to_async(services.answer_claim, thread_sensitive=False)
+_finish = database_sync_to_async(services.answer_finish, thread_sensitive=False)
 
 
 def battle_group(battle_id: object) -> str:
@@ -21,7 +32,7 @@ def battle_group(battle_id: object) -> str:
 
 async def answer_generate(answer_id: int) -> None:
     """Generate one answer. Safe to call twice: a finished answer is left alone."""
-    job = await database_sync_to_async(services.answer_claim)(answer_id=answer_id)
+    job = await _claim(answer_id=answer_id)
     layer = get_channel_layer()
     if job is None:
         return
@@ -49,5 +60,30 @@ async def answer_generate(answer_id: int) -> None:
         timeout_s=conf["TURN_DEADLINE_S"],
     )
     await coalescer.flush()
-    done = await database_sync_to_async(services.answer_finish)(answer_id=answer_id, result=result)
+    done = await _finish(answer_id=answer_id, result=result)
     await layer.group_send(group, done)
+
+
+# One event loop per worker process streams every answer the process is given: one channel
+# layer connection pool and one pooled HTTP client (keep-alive to each replica) for all of them,
+# instead of a loop, a Redis connection and a client per task.
+_loop: asyncio.AbstractEventLoop | None = None
+_loop_pid = 0
+_loop_lock = threading.Lock()
+
+
+def _worker_loop() -> asyncio.AbstractEventLoop:
+    global _loop, _loop_pid
+    with _loop_lock:
+        if _loop is None or _loop_pid != os.getpid():  # a forked child starts its own
+            _loop = asyncio.new_event_loop()
+            _loop_pid = os.getpid()
+            threading.Thread(
+                target=_loop.run_forever, name="arena-generation-loop", daemon=True
+            ).start()
+        return _loop
+
+
+def run_in_worker_loop(coro: Coroutine[Any, Any, Any]) -> Any:
+    """Run ``coro`` on this process's generation loop and wait for it, from any thread."""
+    return asyncio.run_coroutine_threadsafe(coro, _worker_loop()).result()
