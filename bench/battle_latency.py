@@ -1,26 +1,37 @@
 """Added delay per chunk, mock backend -> websocket client, through Redis and a Celery worker.
 
 Not a test: it prints figures. Each mock chunk carries the time it was emitted; the client
-notes when that chunk reaches it. The pipeline under test is the real one: Celery task ->
-coalescer -> Redis channel layer -> BattleConsumer (pacing set wide open, so it never holds
-text back beyond one tick) -> websocket frame. The baseline, measured in the same run, reads the
-same mock stream directly in the client process.
+notes when that chunk reaches it. The pipeline under test is the real one, as deployed: a Celery
+worker (``--worker-pool``, ``--worker-concurrency``; the README's threads, 8 by default) ->
+coalescer -> Redis channel layer -> ``--servers`` daphne processes (2) whose BattleConsumer paces
+both sides (pacing set wide open, so it never holds text back beyond one tick) -> websocket
+frame. The clients run in a process of their own (bench/latency_client.py), battles spread over
+the servers in turn. The baseline, measured in the same run and the same client process, reads
+the same mock streams directly.
 
-    DATABASE_URL=postgres://postgres@127.0.0.1:5432/arena_bench \
-    REDIS_URL=redis://127.0.0.1:6379/0 uv run python bench/battle_latency.py [--battles 1 10 20]
+    uv run python bench/battle_latency.py [--battles 1 20 100 200] [--worker-concurrency 8]
 
-The database named is created if missing and migrated; the bench writes only its own rows.
+Per load it prints the baseline's delays, the pipeline's and what the pipeline adds (its
+percentile less the baseline's), the delta frames per second all clients received together, the
+CPU seconds per battle of the web processes (both daphnes together) and of the worker (from
+/proc, threads and child processes included), and the battles that did not complete.
+
+The bench runs on PostgreSQL (DATABASE_URL, default the bench's own database arena_bench,
+created if missing and migrated; the bench writes only its own rows) and Redis (REDIS_URL,
+default database 9 of 127.0.0.1:6379, so it shares no keys with the tests' database 0), on
+Celery queues of its own, which it purges before it starts; nothing else is flushed.
 """
 
 from __future__ import annotations
 
 import argparse
-import asyncio
+import json
 import os
-import re
 import statistics
+import subprocess
 import sys
 import time
+import uuid
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -28,137 +39,163 @@ sys.path.insert(0, str(ROOT))
 
 from bench import common  # noqa: E402
 
+RUN = uuid.uuid4().hex[:8]
+LOGS = ROOT / "var"
+
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "arena.settings")
 os.environ.setdefault("DATABASE_URL", "postgres://postgres@127.0.0.1:5432/arena_bench")
-os.environ.setdefault("REDIS_URL", "redis://127.0.0.1:6379/0")
+os.environ.setdefault("REDIS_URL", "redis://127.0.0.1:6379/9")
+os.environ.setdefault("GENERATION_MODE", "celery")
+# Queues of its own, so no other worker on the same Redis takes this bench's tasks.
+os.environ["GENERATION_QUEUE"] = "bench-latency-generation"
+os.environ["CELERY_DEFAULT_QUEUE"] = "bench-latency-default"
 # Pacing wide open: one tick's worth of delay at most, so the figure is the transport's.
 os.environ.setdefault("ARENA_PACE_TICK_MS", "10")
 os.environ.setdefault("ARENA_PACE_CHARS", "1000000")
 # The bench measures the pipeline, not the rate limits it would otherwise run into.
 for _scope in ("USER", "NETWORK"):
     os.environ.setdefault(f"RATELIMIT_BATTLE_START_{_scope}", "")
-
-STAMP = re.compile(r"⟨(\d+\.\d+)⟩")
-MOCK = {"ttft_ms": 50, "tokens_per_s": 40, "answer_tokens": 60, "timestamps": True}
+os.environ.setdefault("PYTHONUNBUFFERED", "1")
 
 
-class StampReader:
-    """Finds emit stamps in text as it arrives, however the text was split into frames."""
-
-    def __init__(self) -> None:
-        self.buf = ""
-        self.delays_ms: list[float] = []
-
-    def feed(self, text: str, now: float) -> None:
-        self.buf += text
-        last = 0
-        for m in STAMP.finditer(self.buf):
-            self.delays_ms.append((now - float(m.group(1))) * 1000)
-            last = m.end()
-        self.buf = self.buf[last:]
-
-
-async def baseline(n_battles: int) -> list[float]:
-    """The same mock streams read directly: what the model's own pacing costs, nothing else."""
-    from arena.backends.base import ChatRequest, Message, TextDelta
-    from arena.backends.mock import MockBackend
-
-    async def one(i: int) -> list[float]:
-        backends = [MockBackend(MOCK), MockBackend(MOCK)]
-        requests = [
-            ChatRequest(f"bench-{s}", (Message("user", f"bench prompt {i}"),), {})
-            for s in ("a", "b")
-        ]
-
-        async def drain(backend, request):
-            reader = StampReader()
-            async for event in backend.stream(request):
-                if isinstance(event, TextDelta):
-                    reader.feed(event.text, time.time())
-            return reader.delays_ms
-
-        sides = await asyncio.gather(
-            *(drain(b, r) for b, r in zip(backends, requests, strict=True))
-        )
-        return [d for side in sides for d in side]
-
-    results = await asyncio.gather(*(one(i) for i in range(n_battles)))
-    return [d for r in results for d in r]
-
-
-async def pipeline(n_battles: int, headers) -> tuple[list[float], int]:
-    from channels.testing import WebsocketCommunicator
-
-    from arena.asgi import application
-
-    async def one(i: int) -> tuple[list[float], bool]:
-        readers = {"a": StampReader(), "b": StampReader()}
-        comm = WebsocketCommunicator(application, "/ws/battle/", headers=headers)
-        connected, _ = await comm.connect()
-        assert connected, "websocket refused"
-        await comm.send_json_to({"action": "start", "prompt": f"bench prompt {i} {time.time()}"})
-        ok = False
-        while True:
-            frame = await comm.receive_json_from(timeout=60)
-            now = time.time()
-            if frame["type"] == "delta":
-                readers["a"].feed(frame["a"], now)
-                readers["b"].feed(frame["b"], now)
-            elif frame["type"] in {"turn_complete", "void", "error"}:
-                ok = frame["type"] == "turn_complete"
-                break
-        await comm.disconnect()
-        return readers["a"].delays_ms + readers["b"].delays_ms, ok
-
-    results = await asyncio.gather(*(one(i) for i in range(n_battles)))
-    failed = sum(1 for _, ok in results if not ok)
-    return [d for r, _ in results for d in r], failed
-
-
-async def measure(loads: list[int], headers) -> None:
-    # One event loop for the whole run: the Redis channel layer binds to the loop it starts on.
-    await pipeline(1, headers)  # warm-up: worker start, connections
-    print(
-        f"{'battles':>8} {'path':<10} {'chunks':>7} {'p50 ms':>9} {'p99 ms':>9} "
-        f"{'added p50':>10} {'added p99':>10} {'failed':>7}"
+def client(job: dict) -> dict:
+    """One job of bench/latency_client.py, in a process of its own."""
+    proc = subprocess.run(
+        [sys.executable, "-m", "bench.latency_client"],
+        cwd=ROOT,
+        input=json.dumps(job),
+        capture_output=True,
+        text=True,
+        timeout=job["timeout_s"] + 120,
     )
-    for n in loads:
-        base = await baseline(n)
-        got, failed = await pipeline(n, headers)
-        b50, b99 = common.percentile(base, 0.5), common.percentile(base, 0.99)
-        p50, p99 = common.percentile(got, 0.5), common.percentile(got, 0.99)
-        print(f"{n:>8} {'direct':<10} {len(base):>7} {b50:>9.2f} {b99:>9.2f}")
-        print(
-            f"{n:>8} {'pipeline':<10} {len(got):>7} {p50:>9.2f} {p99:>9.2f} "
-            f"{p50 - b50:>10.2f} {p99 - b99:>10.2f} {failed:>7}"
-        )
+    if proc.returncode != 0:
+        raise RuntimeError(f"the client failed:\n{proc.stderr[-4000:]}")
+    return json.loads(proc.stdout)
+
+
+def cpu(procs: list[subprocess.Popen]) -> float:
+    return sum(common.cpu_seconds(p.pid) for p in procs)
+
+
+def figures(delays: list[float]) -> tuple[float, float, float]:
+    """p50, p99 and max, in ms; NaN for no chunks."""
+    if not delays:
+        return (float("nan"),) * 3
+    return common.percentile(delays, 0.5), common.percentile(delays, 0.99), max(delays)
+
+
+HEADER = (
+    f"{'battles':>7} {'path':<8} {'chunks':>7} {'p50 ms':>8} {'p99 ms':>8} {'max ms':>8} "
+    f"{'+p50 ms':>8} {'+p99 ms':>8} {'+max ms':>8} {'wall s':>7} {'frames/s':>9} {'web s/b':>8} "
+    f"{'worker s/b':>10} {'client s/b':>10} {'failed':>6}"
+)
+
+
+def row(n: int, job: dict, web: list[subprocess.Popen], worker: subprocess.Popen) -> dict:
+    """One load: the baseline, then the battles with the servers' CPU read around them."""
+    tag = f"{RUN}-{n}-{time.time():.3f}"
+    base = client({**job, "path": "direct", "battles": n, "tag": tag})["delays_ms"]
+    before = cpu(web), cpu([worker])
+    got = client({**job, "path": "pipeline", "battles": n, "tag": tag})
+    time.sleep(0.5)  # the servers' last work on this load (closing sockets, leaving groups)
+    after = cpu(web), cpu([worker])
+    b, p = figures(base), figures(got["delays_ms"])
+    print(f"{n:>7} {'direct':<8} {len(base):>7} {b[0]:>8.1f} {b[1]:>8.1f} {b[2]:>8.1f}")
     print(
-        f"\npacing tick {os.environ['ARENA_PACE_TICK_MS']} ms (wide open); the worker "
-        "coalesces deltas for up to 30 ms or 256 chars; 2 streams per battle at "
-        f"{MOCK['tokens_per_s']} tokens/s; mean added at the last load "
-        f"{statistics.mean(got) - statistics.mean(base):.1f} ms"
+        f"{n:>7} {'pipeline':<8} {len(got['delays_ms']):>7} {p[0]:>8.1f} {p[1]:>8.1f} "
+        f"{p[2]:>8.1f} {p[0] - b[0]:>8.1f} {p[1] - b[1]:>8.1f} {p[2] - b[2]:>8.1f} "
+        f"{got['window_s']:>7.1f} {got['frames'] / got['window_s']:>9.1f} "
+        f"{(after[0] - before[0]) / n:>8.3f} "
+        f"{(after[1] - before[1]) / n:>10.3f} {got['client_cpu_s'] / n:>10.3f} "
+        f"{got['failed']:>6}",
+        flush=True,
     )
+    return {"n": n, "base": base, **got}
+
+
+def measure(args: argparse.Namespace, job: dict, web: list, worker: subprocess.Popen) -> None:
+    # Warm-up, one battle per server: worker start, connections, first queries.
+    warm = client({**job, "path": "pipeline", "battles": len(web), "tag": f"{RUN}-warm"})
+    if warm["failed"]:
+        print(f"warm-up: {warm['failed']} of {len(web)} battles failed: {warm['failures']}")
+    print(HEADER)
+    rows = [row(n, job, web, worker) for n in args.battles]
+    last = rows[-1]
+    if last["delays_ms"] and last["base"]:
+        mean = statistics.mean(last["delays_ms"]) - statistics.mean(last["base"])
+        print(f"\nmean added at the last load: {mean:.1f} ms")
+    for r in rows:
+        if r["failures"]:
+            print(f"failed at {r['n']} battles: {r['failures']}")
+    mock = job["mock"]
+    print(
+        f"{len(web)} daphne processes; worker -P {args.worker_pool} -c {args.worker_concurrency}; "
+        f"pacing tick {os.environ['ARENA_PACE_TICK_MS']} ms, "
+        f"{os.environ['ARENA_PACE_CHARS']} chars (wide open); 2 mock streams per battle, "
+        f"{mock['answer_tokens']} tokens at {mock['tokens_per_s']} tokens/s after "
+        f"{mock['ttft_ms']} ms; +: the pipeline's figure less the baseline's; wall s: first "
+        "start to last frame; frames/s: delta frames all clients received over that time; "
+        "s/b: CPU seconds per battle (web: both daphnes together)"
+    )
+    print(f"logs: {LOGS}/bench-latency-*.log")
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--battles", type=int, nargs="+", default=[1, 10, 20])
+    parser.add_argument("--battles", type=int, nargs="+", default=[1, 20, 100, 200])
+    parser.add_argument("--servers", type=int, default=2, help="daphne processes")
+    parser.add_argument("--worker-pool", default="threads", help="Celery pool (-P)")
+    parser.add_argument("--worker-concurrency", type=int, default=8, help="Celery -c")
+    parser.add_argument("--answer-tokens", type=int, default=60, help="mock answer length")
+    parser.add_argument("--tokens-per-s", type=float, default=40, help="mock speed")
+    parser.add_argument("--ttft-ms", type=float, default=50, help="mock time to first token")
     args = parser.parse_args()
+    mock = {
+        "ttft_ms": args.ttft_ms,
+        "tokens_per_s": args.tokens_per_s,
+        "answer_tokens": args.answer_tokens,
+        "timestamps": True,
+    }
 
     common.setup_database()
+    from django.conf import settings
+
     from accounts.models import User
     from arena.catalog.models import standard_params
+    from arena.devtools.http_server import free_port
 
-    common.only_mock_models("Bench", MOCK, supported_params=standard_params())
+    common.only_mock_models("Bench", mock, supported_params=standard_params())
     user, _ = User.objects.get_or_create(email="bench@arena.local")
     common.verify_email(user)
-    headers = [(b"cookie", common.session_cookie(user).encode()), (b"origin", b"http://localhost")]
+    job = {
+        "cookie": common.session_cookie(user),
+        "mock": mock,
+        "timeout_s": settings.ARENA["TURN_DEADLINE_S"] + 60,
+    }
 
-    worker = common.start_worker("generation,default", concurrency=48)
+    queues = f"{os.environ['GENERATION_QUEUE']},{os.environ['CELERY_DEFAULT_QUEUE']}"
+    common.purge_queues(queues)
+    procs = []
     try:
-        asyncio.run(measure(args.battles, headers))
+        worker = common.start_worker(
+            queues,
+            concurrency=args.worker_concurrency,
+            pool=args.worker_pool,
+            log=LOGS / "bench-latency-worker.log",
+        )
+        procs.append(worker)
+        servers = []
+        for i in range(args.servers):
+            port, log = free_port(), LOGS / f"bench-latency-daphne-{i}.log"
+            procs.append(common.start_daphne(port, log))
+            servers.append((port, procs[-1], log))
+        for port, server, log in servers:
+            common.wait_until_serving(port, server, log)
+        job["ports"] = [port for port, _, _ in servers]
+        measure(args, job, [server for _, server, _ in servers], worker)
     finally:
-        common.stop(worker, timeout=30)
+        for proc in reversed(procs):
+            common.stop(proc, timeout=30)
 
 
 if __name__ == "__main__":

@@ -6,6 +6,9 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+import time
+import urllib.request
+from collections import defaultdict
 from pathlib import Path
 from typing import Any
 
@@ -76,14 +79,71 @@ def start(args: list[str], log: Path | None = None) -> subprocess.Popen:
 
 
 def start_worker(
-    queues: str, *, concurrency: int, log: Path | None = None, heartbeat: bool = True
+    queues: str,
+    *,
+    concurrency: int,
+    pool: str = "threads",
+    log: Path | None = None,
+    heartbeat: bool = True,
 ) -> subprocess.Popen:
-    """A Celery worker on ``queues`` (comma-separated), threads, quiet."""
-    args = [*CELERY, "worker", "-Q", queues, "-P", "threads", "-c", str(concurrency)]
+    """A Celery worker on ``queues`` (comma-separated), ``pool`` (threads unless told), quiet."""
+    args = [*CELERY, "worker", "-Q", queues, "-P", pool, "-c", str(concurrency)]
     args += ["-l", "warning", "--without-gossip", "--without-mingle"]
     if not heartbeat:
         args.append("--without-heartbeat")
     return start(args, log)
+
+
+def purge_queues(queues: str) -> None:
+    """Drop the tasks waiting on ``queues`` (comma-separated; the bench's own, never shared
+    ones): tasks a stopped run left behind would only slow the next one down."""
+    purge = [sys.executable, "-m", *CELERY, "purge", "-f", "-Q", queues]
+    subprocess.run(purge, cwd=ROOT, capture_output=True)
+
+
+def start_daphne(port: int, log: Path | None = None) -> subprocess.Popen:
+    """A daphne process serving the app on 127.0.0.1:``port``."""
+    return start(["daphne", "-b", "127.0.0.1", "-p", str(port), "arena.asgi:application"], log)
+
+
+def wait_until_serving(port: int, server: subprocess.Popen, log: Path, timeout: float = 60) -> None:
+    """Returns once the server on ``port`` answers a page; RuntimeError if it exits first or
+    takes longer than ``timeout`` seconds."""
+    deadline = time.monotonic() + timeout
+    while True:
+        try:
+            urllib.request.urlopen(f"http://127.0.0.1:{port}/leaderboard/", timeout=2).close()
+            return
+        except OSError:
+            if server.poll() is not None or time.monotonic() > deadline:
+                raise RuntimeError(f"daphne did not start; see {log}") from None
+            time.sleep(0.2)
+
+
+def cpu_seconds(pid: int) -> float:
+    """CPU seconds (user + system) a process has used: all its threads, its live descendants
+    and the children it has reaped (``/proc/<pid>/stat`` utime, stime, cutime, cstime)."""
+    parent: dict[int, int] = {}
+    ticks: dict[int, int] = {}
+    for entry in os.scandir("/proc"):
+        if not entry.name.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry.name}/stat") as f:
+                fields = f.read().rsplit(")", 1)[1].split()  # after "pid (comm)"
+        except OSError:  # gone meanwhile
+            continue
+        parent[int(entry.name)] = int(fields[1])
+        ticks[int(entry.name)] = sum(int(x) for x in fields[11:15])
+    children = defaultdict(list)
+    for child, ppid in parent.items():
+        children[ppid].append(child)
+    total, todo = 0, [pid]
+    while todo:
+        proc = todo.pop()
+        total += ticks.get(proc, 0)
+        todo += children[proc]
+    return total / os.sysconf("SC_CLK_TCK")
 
 
 def stop(proc: subprocess.Popen, timeout: float = 20) -> None:

@@ -27,10 +27,8 @@ import argparse
 import asyncio
 import os
 import random
-import subprocess
 import sys
 import time
-import urllib.request
 import uuid
 from collections import Counter
 from dataclasses import dataclass, field
@@ -41,7 +39,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from bench import common  # noqa: E402
-from bench.ws_client import Socket  # noqa: E402
+from bench.ws_client import connect  # noqa: E402
 
 RUN = uuid.uuid4().hex[:8]
 
@@ -77,21 +75,6 @@ class Tally:
     voided: int = 0
     voted_battles: set[str] = field(default_factory=set)
     limited_battles: set[str] = field(default_factory=set)
-
-
-# Processes ----------------------------------------------------------------------------------
-
-
-def wait_until_serving(url: str, server: subprocess.Popen, log: Path) -> None:
-    deadline = time.monotonic() + 60
-    while True:
-        try:
-            urllib.request.urlopen(url + "/leaderboard/", timeout=2).close()
-            return
-        except OSError:
-            if server.poll() is not None or time.monotonic() > deadline:
-                raise RuntimeError(f"daphne did not start; see {log}") from None
-            time.sleep(0.2)
 
 
 # Data ---------------------------------------------------------------------------------------
@@ -131,16 +114,11 @@ async def rater(
     n: int, port: int, headers: dict[str, str], battles: int, deadline: float, tally: Tally
 ) -> None:
     """One rater on one websocket. A reply lost with its connection counts as an error."""
-    for attempt in range(5):
-        try:
-            sock = await Socket.open(port, headers)
-            break
-        except (TimeoutError, OSError) as exc:
-            # A burst of handshakes can overrun the listen backlog; real browsers retry too.
-            if attempt == 4:
-                tally.error_codes[f"connect:{type(exc).__name__}"] += 1
-                return
-            await asyncio.sleep(0.5 * (attempt + 1))
+    try:
+        sock = await connect(port, headers)
+    except (TimeoutError, OSError) as exc:
+        tally.error_codes[f"connect:{type(exc).__name__}"] += 1
+        return
     try:
         for b in range(battles):
             if time.monotonic() > deadline:
@@ -233,6 +211,10 @@ def report(tally: Tally, users: list[Any], elapsed: float, args: argparse.Namesp
             f"{action:<8} {tally.sent[action]:>6} {tally.accepted[action]:>9} "
             f"{tally.limited[action]:>8} {tally.errors[action]:>7}"
         )
+    print(
+        f"cycles/s: {tally.accepted['vote'] / elapsed:.1f} (start, both answers, vote accepted; "
+        f"{tally.accepted['vote']} in {elapsed:.1f} s)"
+    )
     if tally.voided:
         print(f"void battles (accepted, not votable): {tally.voided}")
     if tally.error_codes:
@@ -303,22 +285,17 @@ def main() -> int:
     logs = ROOT / "var"
     worker_log = logs / "bench-flood-worker.log"
     queues = f"{os.environ['GENERATION_QUEUE']},{os.environ['CELERY_DEFAULT_QUEUE']}"
-    # Tasks a stopped run left behind would only slow this one down.
-    purge = [sys.executable, "-m", *common.CELERY, "purge", "-f", "-Q", queues]
-    subprocess.run(purge, cwd=ROOT, capture_output=True)
+    common.purge_queues(queues)
     procs = []
     try:
         procs.append(common.start_worker(queues, concurrency=16, log=worker_log, heartbeat=False))
         servers = []
         for i, port in enumerate(ports):
             log = logs / f"bench-flood-daphne-{i}.log"
-            server = common.start(
-                ["daphne", "-b", "127.0.0.1", "-p", str(port), "arena.asgi:application"], log
-            )
-            procs.append(server)
-            servers.append((port, server, log))
+            procs.append(common.start_daphne(port, log))
+            servers.append((port, procs[-1], log))
         for port, server, log in servers:
-            wait_until_serving(f"http://127.0.0.1:{port}", server, log)
+            common.wait_until_serving(port, server, log)
         began = time.monotonic()
         tally = asyncio.run(flood(ports, clients, args.battles, args.time_limit))
         elapsed = time.monotonic() - began

@@ -82,13 +82,17 @@ class Socket:
                 if first & 0x80:
                     return json.loads(data)
 
+    async def receive(self, timeout: float = FRAME_TIMEOUT_S) -> dict | None:
+        """The next frame; None once the socket closes, TimeoutError after ``timeout`` s."""
+        try:
+            return await asyncio.wait_for(self._message(), timeout)
+        except asyncio.IncompleteReadError:
+            return None
+
     async def until(self, *types: str) -> dict:
         """The first frame whose type is one of ``types``; ConnectionError if the socket closes."""
         while True:
-            try:
-                frame = await asyncio.wait_for(self._message(), FRAME_TIMEOUT_S)
-            except asyncio.IncompleteReadError:
-                frame = None
+            frame = await self.receive()
             if frame is None:
                 raise ConnectionError("websocket closed")
             if frame["type"] in types:
@@ -101,3 +105,16 @@ class Socket:
         except OSError:
             pass
         self.writer.close()
+
+
+async def connect(port: int, headers: dict[str, str], attempts: int = 5) -> Socket:
+    """A battle socket, retried with a growing pause: a burst of handshakes can overrun the
+    listen backlog, and real browsers retry too. The last failure is raised."""
+    for attempt in range(attempts):
+        try:
+            return await Socket.open(port, headers)
+        except (TimeoutError, OSError):
+            if attempt == attempts - 1:
+                raise
+            await asyncio.sleep(0.5 * (attempt + 1))
+    raise AssertionError("unreachable")
