@@ -18,7 +18,6 @@ from django.conf import settings
 from accounts import ratelimits
 from arena.battles import selectors, services
 from arena.battles.pacing import Pacer
-from arena.battles.schedule import PaceClock, pace_clock
 from arena.core.errors import ServiceError
 from arena.generation.services import battle_void_overdue, turn_deadline_s
 from arena.generation.worker import battle_group
@@ -45,22 +44,13 @@ TIMEOUT_MESSAGE = (
 )
 
 
-def db(func):
-    """A service or selector call off the event loop. Each is its own transaction, so it runs
-    on any pool thread: one rater's database work never waits behind another's on asgiref's
-    single thread-sensitive thread."""
-    return database_sync_to_async(func, thread_sensitive=False)
-
-
 class BattleConsumer(AsyncWebsocketConsumer):
     async def connect(self) -> None:
         self.battle_id: uuid.UUID | None = None
         self.turn_id: int | None = None
         self.sides: dict[int, str] = {}
         self.pacer: Pacer | None = None
-        self.ticker: asyncio.Task | None = None  # the database work that ends a turn
-        self.clock: PaceClock | None = None
-        self.deadline = 0.0
+        self.ticker: asyncio.Task | None = None
         self.void = False
         self.terms: tuple[str, ...] = ()
         self.leak_noticed = False
@@ -113,7 +103,7 @@ class BattleConsumer(AsyncWebsocketConsumer):
         await self.channel_layer.group_add(battle_group(battle_id), self.channel_name)
         self.battle_id = battle_id
         try:
-            battle = await db(services.battle_start)(
+            battle = await database_sync_to_async(services.battle_start)(
                 rater=self.user,
                 text=message.get("prompt"),
                 prompt_id=prompt_id,
@@ -122,8 +112,8 @@ class BattleConsumer(AsyncWebsocketConsumer):
         except ServiceError:
             await self._leave()
             raise
-        turn = await db(selectors.turn_sides)(battle_id=battle.pk, index=0)
-        self.terms = await db(identity_terms)()
+        turn = await database_sync_to_async(selectors.turn_sides)(battle_id=battle.pk, index=0)
+        self.terms = await database_sync_to_async(identity_terms)()
         self.leak_noticed = False
         await self._send({"type": "battle", "battle": str(battle.pk), "turn": 0})
         if has_finding(battle.integrity_flags, QUESTION):
@@ -135,10 +125,12 @@ class BattleConsumer(AsyncWebsocketConsumer):
             return await self._send(limited.frame())
         if self.battle_id is None:
             raise ServiceError("no_battle", "Start a battle first.")
-        turn = await db(services.battle_follow_up)(
+        turn = await database_sync_to_async(services.battle_follow_up)(
             battle_id=self.battle_id, rater=self.user, text=message.get("text")
         )
-        sides = await db(selectors.turn_sides)(battle_id=self.battle_id, index=turn.index)
+        sides = await database_sync_to_async(selectors.turn_sides)(
+            battle_id=self.battle_id, index=turn.index
+        )
         await self._send({"type": "turn", "turn": turn.index})
         if has_finding(turn.battle.integrity_flags, QUESTION) and not self.question_noticed:
             await self._notice(QUESTION, IDENTITY_QUESTION_NOTICE)
@@ -150,10 +142,10 @@ class BattleConsumer(AsyncWebsocketConsumer):
         battle_id = message.get("battle") or self.battle_id
         if battle_id is None:
             raise ServiceError("no_battle", "Start a battle first.")
-        vote = await db(services.vote_cast)(
+        vote = await database_sync_to_async(services.vote_cast)(
             battle_id=battle_id, rater=self.user, choice=message.get("choice")
         )
-        reveal = await db(selectors.vote_reveal)(vote_id=vote.pk)
+        reveal = await database_sync_to_async(selectors.vote_reveal)(vote_id=vote.pk)
         await self._send({"type": "revealed", **reveal})
 
     # Generation -> server (channel layer) --------------------------------------------------
@@ -164,7 +156,7 @@ class BattleConsumer(AsyncWebsocketConsumer):
             self.pacer.feed(side, event["text"], seq=event.get("seq"))
             if self.pacer.redactions and not self.leak_noticed:
                 self.leak_noticed = True
-                await db(battle_note_redaction)(battle_id=self.battle_id)
+                await database_sync_to_async(battle_note_redaction)(battle_id=self.battle_id)
                 await self._notice(VoteFlag.Reason.IDENTITY_LEAK, IDENTITY_LEAK_NOTICE)
 
     async def answer_done(self, event: dict) -> None:
@@ -187,38 +179,26 @@ class BattleConsumer(AsyncWebsocketConsumer):
             hold=partial(name_tail, terms=self.terms),
         )
         self.void = False
-        self.deadline = asyncio.get_running_loop().time() + turn_deadline_s()
-        self.clock = pace_clock(conf["PACE_TICK_MS"] / 1000)
-        self.clock.join(self, self._tick)
+        self.ticker = asyncio.create_task(self._tick_loop(conf["PACE_TICK_MS"] / 1000))
 
-    async def _tick(self) -> bool:
-        """One tick of this battle on the process's clock; False when its turn is over here.
-        Database work goes to a task of its own, so it never holds up another battle's tick."""
+    async def _tick_loop(self, period: float) -> None:
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + turn_deadline_s()
         pacer = self.pacer
-        if pacer is None or self.void:
-            return False
-        out = pacer.tick()
-        if out["a"] or out["b"]:
-            await self._send({"type": "delta", "a": out["a"], "b": out["b"]})
-        if pacer.all_shown:
-            self.ticker = asyncio.create_task(self._turn_shown(pacer))
-            return False
-        if asyncio.get_running_loop().time() > self.deadline:
-            self.ticker = asyncio.create_task(self._expire(pacer))
-            return False
-        return True
-
-    async def _turn_shown(self, pacer: Pacer) -> None:
-        await db(services.turn_mark_shown)(turn_id=self.turn_id)
-        if pacer is self.pacer:
-            await self._send({"type": "turn_complete"})
-
-    async def _expire(self, pacer: Pacer) -> None:
-        if await db(battle_void_overdue)(turn_id=self.turn_id):
-            if pacer is self.pacer:
+        while pacer is self.pacer and not self.void:
+            out = pacer.tick()
+            if out["a"] or out["b"]:
+                await self._send({"type": "delta", "a": out["a"], "b": out["b"]})
+            if pacer.all_shown:
+                await database_sync_to_async(services.turn_mark_shown)(turn_id=self.turn_id)
+                await self._send({"type": "turn_complete"})
+                return
+            if loop.time() > deadline and await database_sync_to_async(battle_void_overdue)(
+                turn_id=self.turn_id
+            ):
                 await self._void(TIMEOUT_MESSAGE)
-        elif pacer is self.pacer:
-            self.clock.join(self, self._tick)  # our clock ran ahead of the database's
+                return
+            await asyncio.sleep(period)
 
     async def _notice(self, code: str, message: str) -> None:
         if code == QUESTION:
@@ -232,8 +212,6 @@ class BattleConsumer(AsyncWebsocketConsumer):
     # Plumbing ----------------------------------------------------------------------------
 
     async def _leave(self) -> None:
-        if self.clock is not None:
-            self.clock.leave(self)
         if self.ticker is not None and self.ticker is not asyncio.current_task():
             self.ticker.cancel()
         self.ticker = None
