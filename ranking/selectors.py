@@ -61,7 +61,8 @@ def vote_arrays(*, cutoff: datetime, include_simulated: bool) -> LoadedVotes:
         if count:
             excluded[reason] = count
         seen |= rule
-    names = dict(ModelEntry.objects.values_list("pk", "public_name"))
+    entries = {m.public_name: m for m in ModelEntry.objects.all()}
+    names = {m.pk: name for name, m in entries.items()}
     counted = (
         counted_votes(include_simulated=include_simulated)
         .filter(created_at__lte=cutoff)
@@ -71,7 +72,6 @@ def vote_arrays(*, cutoff: datetime, include_simulated: bool) -> LoadedVotes:
         arrays = arrays_by_aggregate(counted, names=names)
     else:
         arrays = arrays_by_rows(counted, names=names)
-    entries = {m.public_name: m for m in ModelEntry.objects.all()}
     return LoadedVotes(arrays, excluded, entries)
 
 

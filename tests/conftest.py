@@ -25,11 +25,11 @@ from django.test import Client
 
 from accounts.models import User
 from arena.catalog.models import ModelEntry
+from arena.devtools.http_server import free_port
 from tests.helpers import (
     FAST_PASSWORD_HASHERS,
     ROOT,
     WORKER_TURN_DEADLINE_S,
-    free_port,
     make_two_models,
     make_user,
     session_headers,

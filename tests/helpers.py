@@ -32,7 +32,6 @@ from arena.battles.models import Answer, Battle, Turn, Vote
 from arena.catalog.models import ModelEntry
 from arena.core.text import estimate_tokens
 from arena.devtools.fixture_server import FixtureServer, stream_fixture
-from arena.devtools.http_server import free_port as free_port  # for conftest
 from arena.generation.runner import StreamResult, stream_answer
 from tests.backends.vendors import VENDORS
 

@@ -20,8 +20,7 @@ from arena.generation.runner import StreamResult
 from arena.integrity.gold import replay_backend
 
 # What a finished stream writes onto its answer: the runner's result, then the bookkeeping.
-RESULT_FIELDS = [f.name for f in fields(StreamResult)]
-EXTRA = ["finished_at", "cost", "cost_status"]
+FINISH_FIELDS = [*(f.name for f in fields(StreamResult)), "finished_at", "cost", "cost_status"]
 
 
 @dataclass
@@ -121,7 +120,7 @@ def answer_finish(*, answer_id: int, result: StreamResult) -> dict:
         "cost": cost,
         "cost_status": cost_status,
     }
-    model_update(instance=answer, fields=[*RESULT_FIELDS, *EXTRA], data=data)
+    model_update(instance=answer, fields=FINISH_FIELDS, data=data)
     if answer.status != Answer.Status.OK:
         battle_void(battle_id=answer.turn.battle_id, reason=f"answer failed: {result.error_kind}")
     return _done_event(answer)
