@@ -176,7 +176,13 @@ if REDIS_URL:
         }
     }
     CACHES = {
-        "default": {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": REDIS_URL}
+        "default": {
+            "BACKEND": "django.core.cache.backends.redis.RedisCache",
+            "LOCATION": REDIS_URL,
+            # Keeps two deployments (or two test runs) on one Redis out of each other's keys,
+            # allauth's own rate limits among them.
+            "KEY_PREFIX": env.str("CACHE_KEY_PREFIX", default=""),
+        }
     }
 else:
     CHANNEL_LAYERS = {"default": {"BACKEND": "channels.layers.InMemoryChannelLayer"}}

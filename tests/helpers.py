@@ -304,6 +304,9 @@ def subprocess_env() -> dict[str, str]:
     env["ARENA_PACE_CHARS"] = "60"
     env["ARENA_TURN_DEADLINE_S"] = str(WORKER_TURN_DEADLINE_S)
     env["RATELIMIT_CACHE_PREFIX"] = SESSION_RATELIMIT_PREFIX
+    # Servers of this run count allauth's limits (one confirmation mail per address every few
+    # minutes) apart from any earlier run's on the same Redis.
+    env["CACHE_KEY_PREFIX"] = SESSION_RATELIMIT_PREFIX
     env["PASSWORD_HASHERS"] = ",".join(FAST_PASSWORD_HASHERS)
     env.setdefault("PYTHONUNBUFFERED", "1")
     return env
