@@ -1,30 +1,37 @@
 """The websocket edge of a battle: parse, call a service, relay paced text. Nothing else.
 
 Frames sent to the browser carry sides ("a"/"b"), never models; both sides travel in one frame
-per tick so not even frame timing tells them apart. Names go out only after the vote.
+per tick so not even frame timing tells them apart. Names go out only after the vote. The text
+comes from the answer streams through this process's one pacing schedule (``live``); the
+consumer needs no channel layer.
 """
 
 from __future__ import annotations
 
 import asyncio
 import json
+import logging
 import uuid
-from functools import partial
+from collections.abc import Coroutine
+from typing import Any
 
 from channels.db import database_sync_to_async
 from channels.generic.websocket import AsyncWebsocketConsumer
 from django.conf import settings
 
 from accounts import ratelimits
+from accounts.models import User
 from arena.battles import selectors, services
-from arena.battles.pacing import Pacer
+from arena.battles.live import Watch, schedule
+from arena.battles.models import Battle, Turn
 from arena.core.errors import ServiceError
 from arena.generation.services import battle_void_overdue, turn_deadline_s
-from arena.generation.worker import battle_group
-from arena.integrity.checks import has_finding, name_tail, redact
+from arena.integrity.checks import has_finding
 from arena.integrity.models import VoteFlag
 from arena.integrity.selectors import identity_terms
 from arena.integrity.services import battle_note_redaction
+
+log = logging.getLogger(__name__)
 
 QUESTION = VoteFlag.Reason.IDENTITY_QUESTION
 VOID_MESSAGE = (
@@ -45,16 +52,17 @@ TIMEOUT_MESSAGE = (
 
 
 class BattleConsumer(AsyncWebsocketConsumer):
+    # Answers come from the answer streams, not the channel layer: no channel per socket.
+    channel_layer_alias = "arena.none"
+
     async def connect(self) -> None:
         self.battle_id: uuid.UUID | None = None
         self.turn_id: int | None = None
-        self.sides: dict[int, str] = {}
-        self.pacer: Pacer | None = None
-        self.ticker: asyncio.Task | None = None
-        self.void = False
+        self.watch: Watch | None = None
         self.terms: tuple[str, ...] = ()
         self.leak_noticed = False
         self.question_noticed = False
+        self.tasks: set[asyncio.Task] = set()
         self.user = self.scope.get("user")
         if self.user is None or not self.user.is_authenticated:
             await self.close(code=4401)  # before accept: the handshake is refused
@@ -62,7 +70,7 @@ class BattleConsumer(AsyncWebsocketConsumer):
         await self.accept()
 
     async def disconnect(self, code: int) -> None:
-        await self._leave()
+        self._leave()
 
     # Browser -> server -------------------------------------------------------------------
 
@@ -97,23 +105,13 @@ class BattleConsumer(AsyncWebsocketConsumer):
         prompt_id = message.get("prompt_id")
         if prompt_id is not None and not isinstance(prompt_id, int):
             prompt_id = None
-        await self._leave()
-        battle_id = uuid.uuid4()
-        # Join the group before the battle exists, so no delta can be published unheard.
-        await self.channel_layer.group_add(battle_group(battle_id), self.channel_name)
-        self.battle_id = battle_id
-        try:
-            battle = await database_sync_to_async(services.battle_start)(
-                rater=self.user,
-                text=message.get("prompt"),
-                prompt_id=prompt_id,
-                battle_id=battle_id,
-            )
-        except ServiceError:
-            await self._leave()
-            raise
-        turn = await database_sync_to_async(selectors.turn_sides)(battle_id=battle.pk, index=0)
-        self.terms = await database_sync_to_async(identity_terms)()
+        self._leave()
+        # One trip to the database: the battle, its first turn's sides and the names to
+        # redact, which hold for the whole battle.
+        battle, turn, self.terms = await database_sync_to_async(_battle_begin)(
+            rater=self.user, text=message.get("prompt"), prompt_id=prompt_id
+        )
+        self.battle_id = battle.pk
         self.leak_noticed = False
         await self._send({"type": "battle", "battle": str(battle.pk), "turn": 0})
         if has_finding(battle.integrity_flags, QUESTION):
@@ -125,11 +123,8 @@ class BattleConsumer(AsyncWebsocketConsumer):
             return await self._send(limited.frame())
         if self.battle_id is None:
             raise ServiceError("no_battle", "Start a battle first.")
-        turn = await database_sync_to_async(services.battle_follow_up)(
+        turn, sides = await database_sync_to_async(_turn_add)(
             battle_id=self.battle_id, rater=self.user, text=message.get("text")
-        )
-        sides = await database_sync_to_async(selectors.turn_sides)(
-            battle_id=self.battle_id, index=turn.index
         )
         await self._send({"type": "turn", "turn": turn.index})
         if has_finding(turn.battle.integrity_flags, QUESTION) and not self.question_noticed:
@@ -142,87 +137,108 @@ class BattleConsumer(AsyncWebsocketConsumer):
         battle_id = message.get("battle") or self.battle_id
         if battle_id is None:
             raise ServiceError("no_battle", "Start a battle first.")
-        vote = await database_sync_to_async(services.vote_cast)(
+        reveal = await database_sync_to_async(_vote_cast)(
             battle_id=battle_id, rater=self.user, choice=message.get("choice")
         )
-        reveal = await database_sync_to_async(selectors.vote_reveal)(vote_id=vote.pk)
         await self._send({"type": "revealed", **reveal})
 
-    # Generation -> server (channel layer) --------------------------------------------------
-
-    async def answer_delta(self, event: dict) -> None:
-        side = self.sides.get(event["answer"])
-        if side is not None and self.pacer is not None:
-            self.pacer.feed(side, event["text"], seq=event.get("seq"))
-            if self.pacer.redactions and not self.leak_noticed:
-                self.leak_noticed = True
-                await database_sync_to_async(battle_note_redaction)(battle_id=self.battle_id)
-                await self._notice(VoteFlag.Reason.IDENTITY_LEAK, IDENTITY_LEAK_NOTICE)
-
-    async def answer_done(self, event: dict) -> None:
-        side = self.sides.get(event["answer"])
-        if side is None or self.pacer is None:
-            return
-        self.pacer.finish(side)
-        if event["status"] != "ok" and not self.void:
-            await self._void(VOID_MESSAGE)
-
-    # Pacing ------------------------------------------------------------------------------
+    # The turn being shown (live.Viewer) ----------------------------------------------------
 
     def _watch(self, turn: selectors.TurnSides) -> None:
         self.turn_id = turn.turn_id
-        self.sides = turn.sides
-        conf = settings.ARENA
-        self.pacer = Pacer(
-            chars_per_tick=conf["PACE_CHARS"],
-            redact=partial(redact, terms=self.terms),
-            hold=partial(name_tail, terms=self.terms),
+        self.watch = Watch.for_turn(
+            viewer=self,
+            battle_id=self.battle_id,
+            sides=turn.sides,
+            terms=self.terms,
+            deadline_s=turn_deadline_s(),
         )
-        self.void = False
-        self.ticker = asyncio.create_task(self._tick_loop(conf["PACE_TICK_MS"] / 1000))
+        schedule().add(self.watch)
 
-    async def _tick_loop(self, period: float) -> None:
-        loop = asyncio.get_running_loop()
-        deadline = loop.time() + turn_deadline_s()
-        pacer = self.pacer
-        while pacer is self.pacer and not self.void:
-            out = pacer.tick()
-            if out["a"] or out["b"]:
-                await self._send({"type": "delta", "a": out["a"], "b": out["b"]})
-            if pacer.all_shown:
-                await database_sync_to_async(services.turn_mark_shown)(turn_id=self.turn_id)
-                await self._send({"type": "turn_complete"})
-                return
-            if loop.time() > deadline and await database_sync_to_async(battle_void_overdue)(
-                turn_id=self.turn_id
-            ):
-                await self._void(TIMEOUT_MESSAGE)
-                return
-            await asyncio.sleep(period)
+    async def send_frame(self, payload: dict) -> None:
+        await self._send(payload)
+
+    def answer_failed(self, watch: Watch) -> None:
+        self._spawn(self._void(watch, VOID_MESSAGE))
+
+    def answer_redacted(self, watch: Watch) -> None:
+        if not self.leak_noticed:
+            self.leak_noticed = True
+            self._spawn(self._note_redaction(watch, self.battle_id))
+
+    def turn_shown(self, watch: Watch) -> None:
+        self._spawn(self._complete(watch, self.turn_id))
+
+    def turn_overdue(self, watch: Watch) -> None:
+        self._spawn(self._check_deadline(watch, self.turn_id))
+
+    async def _note_redaction(self, watch: Watch, battle_id: object) -> None:
+        await database_sync_to_async(battle_note_redaction)(battle_id=battle_id)
+        if watch is self.watch:
+            await self._notice(VoteFlag.Reason.IDENTITY_LEAK, IDENTITY_LEAK_NOTICE)
+
+    async def _complete(self, watch: Watch, turn_id: int) -> None:
+        await database_sync_to_async(services.turn_mark_shown)(turn_id=turn_id)
+        if watch is self.watch:
+            await self._send({"type": "turn_complete"})
+
+    async def _check_deadline(self, watch: Watch, turn_id: int) -> None:
+        if await database_sync_to_async(battle_void_overdue)(turn_id=turn_id):
+            schedule().remove(watch)
+            await self._void(watch, TIMEOUT_MESSAGE)
 
     async def _notice(self, code: str, message: str) -> None:
         if code == QUESTION:
             self.question_noticed = True
         await self._send({"type": "notice", "code": code, "message": message})
 
-    async def _void(self, message: str) -> None:
-        self.void = True
-        await self._send({"type": "void", "message": message})
+    async def _void(self, watch: Watch, message: str) -> None:
+        if watch is self.watch:
+            await self._send({"type": "void", "message": message})
 
     # Plumbing ----------------------------------------------------------------------------
 
-    async def _leave(self) -> None:
-        if self.ticker is not None and self.ticker is not asyncio.current_task():
-            self.ticker.cancel()
-        self.ticker = None
-        self.pacer = None
-        self.sides = {}
-        if self.battle_id is not None:
-            await self.channel_layer.group_discard(battle_group(self.battle_id), self.channel_name)
-            self.battle_id = None
+    def _spawn(self, work: Coroutine[Any, Any, None]) -> None:
+        """Work of this socket's that the schedule must not wait for; a failure is logged."""
+        task = asyncio.get_running_loop().create_task(work)
+        self.tasks.add(task)
+        task.add_done_callback(self._done)
+
+    def _done(self, task: asyncio.Task) -> None:
+        self.tasks.discard(task)
+        if not task.cancelled() and task.exception() is not None:
+            log.error("battle socket work failed", exc_info=task.exception())
+
+    def _leave(self) -> None:
+        if self.watch is not None:
+            schedule().remove(self.watch)
+        self.watch = None
+        self.battle_id = None
 
     async def _send(self, payload: dict) -> None:
         await self.send(text_data=json.dumps(payload))
 
     async def _error(self, code: str, message: str) -> None:
         await self._send({"type": "error", "code": code, "message": message})
+
+
+# Each action's database work, in one call each, so an action costs one trip to the database
+# thread and one connection.
+
+
+def _battle_begin(
+    *, rater: User, text: object, prompt_id: int | None
+) -> tuple[Battle, selectors.TurnSides, tuple[str, ...]]:
+    battle = services.battle_start(rater=rater, text=text, prompt_id=prompt_id)
+    turn = selectors.turn_sides(battle_id=battle.pk, index=0)
+    return battle, turn, identity_terms()
+
+
+def _turn_add(*, battle_id: object, rater: User, text: object) -> tuple[Turn, selectors.TurnSides]:
+    turn = services.battle_follow_up(battle_id=battle_id, rater=rater, text=text)
+    return turn, selectors.turn_sides(battle_id=battle_id, index=turn.index)
+
+
+def _vote_cast(*, battle_id: object, rater: User, choice: object) -> dict:
+    vote = services.vote_cast(battle_id=battle_id, rater=rater, choice=choice)
+    return selectors.vote_reveal(vote_id=vote.pk)

@@ -22,6 +22,7 @@ from arena.catalog.models import ModelEntry
 from arena.core.errors import ServiceError
 from arena.core.text import style_counts
 from arena.generation.dispatch import generation_enqueue
+from arena.generation.services import battle_streams_end
 from arena.integrity import gold
 from arena.integrity.checks import asks_identity
 from arena.integrity.services import battle_note_identity_question, vote_flags_record
@@ -271,6 +272,7 @@ def vote_cast(*, battle_id: object, rater: User, choice: object) -> Vote:
             vote_flags_record(vote=vote, battle=battle, rater=rater)
             battle.status = Battle.Status.VOTED
             battle.save(update_fields=["status"])
+            battle_streams_end(battle_id=battle.pk)
     except IntegrityError:
         # The unique constraint caught a second vote racing past the status check.
         raise ServiceError("already_voted", "This battle has already been voted on.") from None

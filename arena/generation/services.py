@@ -17,6 +17,7 @@ from arena.battles.models import Answer, Battle, Turn
 from arena.catalog import costs
 from arena.core.models import model_update
 from arena.generation.runner import StreamResult
+from arena.generation.streams import KEEP_AFTER_END_S, answer_streams, stream_key
 from arena.integrity.gold import replay_backend
 
 # What a finished stream writes onto its answer: the runner's result, then the bookkeeping.
@@ -28,7 +29,7 @@ class GenerationJob:
     battle_id: uuid.UUID
     backend: Backend | None
     request: ChatRequest | None
-    abandoned: dict | None = None  # the done-event to publish when the job must not run
+    abandoned: str = ""  # the answer's final status when the job must not run
 
 
 def answer_conversation(answer: Answer) -> ChatRequest:
@@ -49,10 +50,6 @@ def answer_conversation(answer: Answer) -> ChatRequest:
     )
 
 
-def _done_event(answer: Answer) -> dict:
-    return {"type": "answer.done", "answer": answer.pk, "status": answer.status}
-
-
 def _fail(answer: Answer, *, kind: str, message: str, void_reason: str) -> GenerationJob:
     answer.status = Answer.Status.PARTIAL if answer.text else Answer.Status.ERROR
     answer.error_kind = kind
@@ -60,7 +57,7 @@ def _fail(answer: Answer, *, kind: str, message: str, void_reason: str) -> Gener
     answer.finished_at = timezone.now()
     answer.save()
     battle_void(battle_id=answer.turn.battle_id, reason=void_reason)
-    return GenerationJob(answer.turn.battle_id, None, None, abandoned=_done_event(answer))
+    return GenerationJob(answer.turn.battle_id, None, None, abandoned=answer.status)
 
 
 @transaction.atomic
@@ -101,10 +98,11 @@ def answer_claim(*, answer_id: int) -> GenerationJob | None:
 
 
 @transaction.atomic
-def answer_finish(*, answer_id: int, result: StreamResult) -> dict:
+def answer_finish(*, answer_id: int, result: StreamResult) -> str:
+    """Write the finished stream onto its answer once; the answer's final status."""
     answer = Answer.objects.select_for_update().select_related("turn", "model").get(pk=answer_id)
     if answer.is_terminal:
-        return _done_event(answer)
+        return answer.status
     finished_at = timezone.now()
     cost, cost_status = costs.answer_cost(
         model=answer.model,
@@ -123,15 +121,25 @@ def answer_finish(*, answer_id: int, result: StreamResult) -> dict:
     model_update(instance=answer, fields=FINISH_FIELDS, data=data)
     if answer.status != Answer.Status.OK:
         battle_void(battle_id=answer.turn.battle_id, reason=f"answer failed: {result.error_kind}")
-    return _done_event(answer)
+    return answer.status
 
 
 @transaction.atomic
 def battle_void(*, battle_id: object, reason: str) -> None:
     """The battle cannot be voted on and will not count; a finished battle stays as it is."""
-    Battle.objects.filter(
+    voided = Battle.objects.filter(
         pk=battle_id, status__in=[Battle.Status.GENERATING, Battle.Status.READY]
     ).update(status=Battle.Status.VOID, void_reason=reason[:200])
+    if voided:
+        battle_streams_end(battle_id=battle_id)
+
+
+def battle_streams_end(*, battle_id: object) -> None:
+    """Once the transaction commits, the battle's answer streams expire soon: it is over."""
+    answer_ids = list(Answer.objects.filter(turn__battle_id=battle_id).values_list("pk", flat=True))
+    keys = [stream_key(battle_id=battle_id, answer_id=pk) for pk in answer_ids]
+    # Robust: a Redis hiccup here must not undo a vote; the streams expire on their own later.
+    transaction.on_commit(lambda: answer_streams().expire(keys, KEEP_AFTER_END_S), robust=True)
 
 
 def turn_deadline_s() -> float:

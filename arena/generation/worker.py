@@ -1,7 +1,7 @@
 """One answer end to end, as the Celery task and the in-process runner both run it.
 
 The database is touched once before the stream (claim) and once after it (finish), never per
-token; deltas travel on the battle's channel group, coalesced, each with a ``seq`` number.
+token; the text goes to the answer's stream (``streams``), coalesced, then its terminal entry.
 """
 
 from __future__ import annotations
@@ -10,14 +10,15 @@ import asyncio
 import os
 import threading
 from collections.abc import Coroutine
+from functools import partial
 from typing import Any
 
 from channels.db import database_sync_to_async
-from channels.layers import get_channel_layer
 from django.conf import settings
 
 from arena.generation import services
 from arena.generation.runner import Coalescer, stream_answer
+from arena.generation.streams import answer_streams, stream_key
 
 # Claim and finish run on the loop's thread pool, not on asgiref's one thread-sensitive thread:
 # they touch only their own answer, and many answers stream in one loop at once.
@@ -25,32 +26,18 @@ _claim = database_sync_to_async(services.answer_claim, thread_sensitive=False)
 _finish = database_sync_to_async(services.answer_finish, thread_sensitive=False)
 
 
-def battle_group(battle_id: object) -> str:
-    """The channel group a battle's answers are published on."""
-    return f"battle.{battle_id}"
-
-
 async def answer_generate(answer_id: int) -> None:
     """Generate one answer. Safe to call twice: a finished answer is left alone."""
     job = await _claim(answer_id=answer_id)
-    layer = get_channel_layer()
     if job is None:
         return
-    group = battle_group(job.battle_id)
-    if job.abandoned is not None:
-        await layer.group_send(group, job.abandoned)
+    streams = answer_streams()
+    key = stream_key(battle_id=job.battle_id, answer_id=answer_id)
+    if job.abandoned:
+        await streams.finish(key, job.abandoned)
         return
 
-    seq = 0
-
-    async def publish(text: str) -> None:
-        nonlocal seq
-        seq += 1
-        await layer.group_send(
-            group, {"type": "answer.delta", "answer": answer_id, "seq": seq, "text": text}
-        )
-
-    coalescer = Coalescer(publish)
+    coalescer = Coalescer(partial(streams.append, key))
     conf = settings.ARENA
     result = await stream_answer(
         job.backend,
@@ -60,12 +47,12 @@ async def answer_generate(answer_id: int) -> None:
         timeout_s=conf["TURN_DEADLINE_S"],
     )
     await coalescer.flush()
-    done = await _finish(answer_id=answer_id, result=result)
-    await layer.group_send(group, done)
+    status = await _finish(answer_id=answer_id, result=result)
+    await streams.finish(key, status)
 
 
-# One event loop per worker process streams every answer the process is given: one channel
-# layer connection pool and one pooled HTTP client (keep-alive to each replica) for all of them,
+# One event loop per worker process streams every answer the process is given: one Redis
+# connection pool and one pooled HTTP client (keep-alive to each replica) for all of them,
 # instead of a loop, a Redis connection and a client per task.
 _loop: asyncio.AbstractEventLoop | None = None
 _loop_pid = 0
