@@ -48,8 +48,9 @@ class Watch:
     sides: dict[str, str]  # stream key -> side
     pacer: Pacer
     deadline: float  # loop time after which the viewer is asked to check the deadline
-    cursors: dict[str, str] = field(default_factory=dict)
+    cursors: dict[str, str] = field(default_factory=dict)  # of the streams not yet finished
     redactions: int = 0
+    busy: bool = False  # text came in, or some is still to be shown: tick it
 
     @classmethod
     def for_turn(
@@ -112,13 +113,15 @@ class Schedule:
         failed: set[Watch] = set()
         for entry in entries:
             watch = by_key[entry.key]
-            watch.cursors[entry.key] = entry.id
+            watch.busy = True
             side = watch.sides[entry.key]
             if entry.done:
+                watch.cursors.pop(entry.key, None)
                 watch.pacer.finish(side)
                 if entry.done != "ok":
                     failed.add(watch)
             else:
+                watch.cursors[entry.key] = entry.id
                 watch.pacer.feed(side, entry.text)
         for watch in watches:
             if watch not in self.watches:
@@ -127,18 +130,27 @@ class Schedule:
                 self.remove(watch)
                 watch.viewer.answer_failed(watch)
                 continue
-            out = watch.pacer.tick()
-            if watch.pacer.redactions > watch.redactions:
-                watch.redactions = watch.pacer.redactions
-                watch.viewer.answer_redacted(watch)
-            if out["a"] or out["b"]:
-                await watch.viewer.send_frame({"type": "delta", "a": out["a"], "b": out["b"]})
-            if watch.pacer.all_shown:
-                self.remove(watch)
-                watch.viewer.turn_shown(watch)
-            elif loop.time() > watch.deadline:
+            if watch.busy and await self._show(watch):
+                continue
+            if loop.time() > watch.deadline:
                 watch.deadline = loop.time() + 1.0  # asked again each second until it ends
                 watch.viewer.turn_overdue(watch)
+
+    async def _show(self, watch: Watch) -> bool:
+        """One tick of the watch's pacer, sent; True if the turn is now fully shown."""
+        pacer = watch.pacer
+        out = pacer.tick()
+        watch.busy = any(pane.backlog for pane in pacer.panes.values())
+        if pacer.redactions > watch.redactions:
+            watch.redactions = pacer.redactions
+            watch.viewer.answer_redacted(watch)
+        if out["a"] or out["b"]:
+            await watch.viewer.send_frame({"type": "delta", "a": out["a"], "b": out["b"]})
+        if pacer.all_shown:
+            self.remove(watch)
+            watch.viewer.turn_shown(watch)
+            return True
+        return False
 
 
 _schedules: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, Schedule] = (

@@ -20,6 +20,9 @@ class _Pane:
     shown: int = 0
     done: bool = False
     last_seq: int = 0
+    # The last hold worked out, and for which (text length, shown): a tick asks for it several
+    # times, and hundreds of panes tick many times a second.
+    held: tuple[int, int, int] = (-1, -1, 0)
 
     @property
     def backlog(self) -> int:
@@ -48,6 +51,7 @@ class Pacer:
             pane.last_seq = seq
         if not pane.done:
             pane.text += text
+            pane.held = (-1, -1, 0)
             if self.redact is not None:
                 unshown = pane.text[pane.shown :]
                 cleaned = self.redact(unshown)
@@ -58,7 +62,11 @@ class Pacer:
     def _available(self, pane: _Pane) -> int:
         if pane.done or self.hold is None:
             return pane.backlog
-        return max(0, pane.backlog - self.hold(pane.text, pane.shown))
+        size, shown, held = pane.held
+        if (size, shown) != (len(pane.text), pane.shown):
+            held = self.hold(pane.text, pane.shown)
+            pane.held = (len(pane.text), pane.shown, held)
+        return max(0, pane.backlog - held)
 
     def finish(self, side: str) -> None:
         self.panes[side].done = True

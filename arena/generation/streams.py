@@ -66,38 +66,36 @@ class AnswerStreams(Protocol):
 
 
 class RedisStreams:
+    """Writes are batched per event loop: what every answer in the process asks to write while
+    a batch is in flight goes in the next batch, one pipeline, so a lone answer waits for
+    nobody and a worker streaming hundreds makes a few round trips, not one per piece."""
+
     def __init__(self, url: str) -> None:
         self.url = url
-        self._clients: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+        self._loops: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
         self._sync = None
 
-    def _client(self):
+    def _state(self) -> _LoopState:
         """One client per event loop: redis-py's asyncio connections belong to their loop."""
         import redis.asyncio
 
         loop = asyncio.get_running_loop()
-        client = self._clients.get(loop)
-        if client is None:
-            client = redis.asyncio.Redis.from_url(self.url, decode_responses=True)
-            self._clients[loop] = client
-        return client
-
-    async def _add(self, key: str, fields: dict[str, str]) -> None:
-        async with self._client().pipeline(transaction=False) as pipe:
-            pipe.xadd(key, fields)
-            pipe.expire(key, KEEP_LIVE_S)
-            await pipe.execute()
+        state = self._loops.get(loop)
+        if state is None:
+            state = _LoopState(redis.asyncio.Redis.from_url(self.url, decode_responses=True))
+            self._loops[loop] = state
+        return state
 
     async def append(self, key: str, text: str) -> None:
-        await self._add(key, {"t": text})
+        await self._state().write(key, {"t": text})
 
     async def finish(self, key: str, status: str) -> None:
-        await self._add(key, {"done": status})
+        await self._state().write(key, {"done": status})
 
     async def read(self, cursors: dict[str, str]) -> list[Entry]:
         if not cursors:
             return []
-        got = await self._client().xread(cursors)
+        got = await self._state().client.xread(cursors)
         return [
             Entry(key, entry_id, fields.get("t", ""), fields.get("done", ""))
             for key, entries in got
@@ -115,6 +113,49 @@ class RedisStreams:
             for key in keys:
                 pipe.expire(key, max(1, int(after_s)))
             pipe.execute()
+
+
+class _LoopState:
+    def __init__(self, client) -> None:
+        self.client = client
+        self.queue: list[tuple[str, dict[str, str], asyncio.Future]] = []
+        self.writer: asyncio.Task | None = None
+        self.expiring: set[str] = set()  # live streams given their expiry already
+
+    def write(self, key: str, fields: dict[str, str]) -> asyncio.Future:
+        loop = asyncio.get_running_loop()
+        done = loop.create_future()
+        self.queue.append((key, fields, done))
+        if self.writer is None:
+            self.writer = loop.create_task(self._drain())
+        return done
+
+    async def _drain(self) -> None:
+        try:
+            while self.queue:
+                batch, self.queue = self.queue, []
+                pipe = self.client.pipeline(transaction=False)
+                for key, fields, _ in batch:
+                    pipe.xadd(key, fields)
+                    # The expiry is set with a stream's first entry and again with its last,
+                    # not with every entry in between.
+                    if key not in self.expiring or "done" in fields:
+                        pipe.expire(key, KEEP_LIVE_S)
+                        self.expiring.add(key)
+                    if "done" in fields:
+                        self.expiring.discard(key)
+                try:
+                    await pipe.execute()
+                except Exception as exc:
+                    for _, _, done in batch:
+                        if not done.done():
+                            done.set_exception(exc)
+                else:
+                    for _, _, done in batch:
+                        if not done.done():
+                            done.set_result(None)
+        finally:
+            self.writer = None
 
 
 class MemoryStreams:
