@@ -200,7 +200,10 @@ GENERATION_QUEUE = env.str("GENERATION_QUEUE", default="generation")
 # Redis priorities: 0 is served first, 9 last. Arena traffic defaults to below the middle so
 # other work on shared queues (judging, probes) goes ahead of it.
 GENERATION_PRIORITY = env.int("GENERATION_PRIORITY", default=6)
-CELERY_TASK_ROUTES = {"arena.tasks.generate": {"queue": GENERATION_QUEUE}}
+CELERY_TASK_ROUTES = {
+    name: {"queue": GENERATION_QUEUE}
+    for name in ("arena.tasks.generate", "arena.tasks.generate_turn")
+}
 CELERY_BROKER_TRANSPORT_OPTIONS = {
     "priority_steps": list(range(10)),
     "sep": ":",

@@ -7,6 +7,7 @@ no environment, the same tests run on the embedded default. Helpers live in test
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import subprocess
@@ -150,11 +151,11 @@ def ws_connect() -> Callable[[User | None], Awaitable[WebsocketCommunicator]]:
     return connect
 
 
-@pytest.fixture
-def asgi_server(generation) -> Iterator[str]:
-    """The real app under daphne in its own process, on this test's committed data."""
+@contextlib.contextmanager
+def daphne_process(log_name: str) -> Iterator[str]:
+    """The real app under daphne in its own process, on the test's committed data; its URL."""
     port = free_port()
-    log = open(ROOT / "var" / "test-daphne.log", "w")  # noqa: SIM115
+    log = open(ROOT / "var" / log_name, "w")  # noqa: SIM115
     proc = subprocess.Popen(
         [
             sys.executable,
@@ -182,9 +183,24 @@ def asgi_server(generation) -> Iterator[str]:
                 proc.kill()
                 raise RuntimeError(f"daphne did not start; see {log.name}") from None
             time.sleep(0.1)
-    yield url
-    stop_process(proc)
-    log.close()
+    try:
+        yield url
+    finally:
+        stop_process(proc)
+        log.close()
+
+
+@pytest.fixture
+def asgi_server(generation) -> Iterator[str]:
+    with daphne_process("test-daphne.log") as url:
+        yield url
+
+
+@pytest.fixture
+def asgi_servers(generation) -> Iterator[tuple[str, str]]:
+    """Two web processes on the same database and Redis, as a deployment behind a balancer."""
+    with daphne_process("test-daphne-1.log") as one, daphne_process("test-daphne-2.log") as two:
+        yield one, two
 
 
 CHROMIUM = os.environ.get("ARENA_CHROMIUM", "/usr/bin/chromium")

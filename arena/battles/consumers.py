@@ -89,6 +89,7 @@ class BattleConsumer(AsyncWebsocketConsumer):
             return await self._error("malformed", "A message needs an 'action'.")
         handler = {
             "start": self._start,
+            "resume": self._resume,
             "follow_up": self._follow_up,
             "vote": self._vote,
         }.get(message["action"])
@@ -116,6 +117,24 @@ class BattleConsumer(AsyncWebsocketConsumer):
         await self._send({"type": "battle", "battle": str(battle.pk), "turn": 0})
         if has_finding(battle.integrity_flags, QUESTION):
             await self._notice(QUESTION, IDENTITY_QUESTION_NOTICE)
+        self._watch(turn)
+
+    async def _resume(self, message: dict) -> None:
+        """Show a battle of this rater's again, from the start of its last turn: the answer
+        streams hold its text, whichever web process started it."""
+        if limited := await ratelimits.check_websocket("follow_up", self.scope):
+            return await self._send(limited.frame())
+        if not isinstance(message.get("battle"), str):
+            raise ServiceError("no_battle", "Say which battle to resume.")
+        self._leave()
+        battle, turn, self.terms = await database_sync_to_async(_battle_rejoin)(
+            battle_id=message["battle"], rater=self.user
+        )
+        self.battle_id = battle.pk
+        self.leak_noticed = False
+        await self._send(
+            {"type": "battle", "battle": str(battle.pk), "turn": turn.index, "resumed": True}
+        )
         self._watch(turn)
 
     async def _follow_up(self, message: dict) -> None:
@@ -232,6 +251,13 @@ def _battle_begin(
     battle = services.battle_start(rater=rater, text=text, prompt_id=prompt_id)
     turn = selectors.turn_sides(battle_id=battle.pk, index=0)
     return battle, turn, identity_terms()
+
+
+def _battle_rejoin(
+    *, battle_id: object, rater: User
+) -> tuple[Battle, selectors.TurnSides, tuple[str, ...]]:
+    battle = services.battle_rejoin(battle_id=battle_id, rater=rater)
+    return battle, selectors.turn_sides(battle_id=battle.pk), identity_terms()
 
 
 def _turn_add(*, battle_id: object, rater: User, text: object) -> tuple[Turn, selectors.TurnSides]:

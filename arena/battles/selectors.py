@@ -16,13 +16,16 @@ from arena.core.text import prompt_hash
 @dataclass(frozen=True)
 class TurnSides:
     turn_id: int
+    index: int
     sides: dict[int, str]  # answer id -> "a" | "b"
 
 
-def turn_sides(*, battle_id: object, index: int) -> TurnSides:
-    turn = Turn.objects.get(battle_id=battle_id, index=index)
+def turn_sides(*, battle_id: object, index: int | None = None) -> TurnSides:
+    """A turn's answers by side; the battle's last turn when ``index`` is None."""
+    turns = Turn.objects.filter(battle_id=battle_id)
+    turn = turns.get(index=index) if index is not None else turns.latest("index")
     sides = dict(Answer.objects.filter(turn=turn).values_list("pk", "side"))
-    return TurnSides(turn_id=turn.pk, sides=sides)
+    return TurnSides(turn_id=turn.pk, index=turn.index, sides=sides)
 
 
 def vote_reveal(*, vote_id: int) -> dict:

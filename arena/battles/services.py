@@ -99,11 +99,14 @@ def _create_turn(*, battle: Battle, index: int, text: str) -> Turn:
         Answer.objects.create(turn=turn, side=side, model=battle.model_for(side))
         for side in (Answer.Side.A, Answer.Side.B)
     ]
+    # One generation job per pool queue: both sides together when they share one.
+    by_queue: dict[str, list[int]] = {}
     for answer in answers:
-        queue = str(answer.model.backend_settings.get("queue") or "")
-        transaction.on_commit(
-            lambda pk=answer.pk, q=queue: generation_enqueue(answer_id=pk, queue=q)
+        by_queue.setdefault(str(answer.model.backend_settings.get("queue") or ""), []).append(
+            answer.pk
         )
+    for queue, ids in by_queue.items():
+        transaction.on_commit(lambda ids=ids, q=queue: generation_enqueue(answer_ids=ids, queue=q))
     return turn
 
 
@@ -174,6 +177,15 @@ def _battle_of(*, battle_id: object, rater: User, lock: bool = False) -> Battle:
         raise ServiceError("unknown_battle", "There is no such battle.")
     if battle.rater_id != rater.pk:
         raise ServiceError("not_your_battle", "This battle belongs to another rater.")
+    return battle
+
+
+def battle_rejoin(*, battle_id: object, rater: User) -> Battle:
+    """The rater's battle, to be shown again (another tab, another web process, a reconnect);
+    refused once it is over."""
+    battle = _battle_of(battle_id=battle_id, rater=rater)
+    if battle.status in {Battle.Status.VOTED, Battle.Status.VOID}:
+        _require_ready(battle, "resume it")
     return battle
 
 

@@ -2,7 +2,7 @@
 
 Called from ``transaction.on_commit`` inside services, so a task never sees an uncommitted
 battle. In-process mode hands the coroutine to the event loop of the web process, since the
-in-memory channel layer only reaches consumers in the same process.
+in-memory answer streams are read only by consumers in the same process.
 """
 
 from __future__ import annotations
@@ -14,8 +14,8 @@ import os
 from asgiref.sync import SyncToAsync, async_to_sync
 from django.conf import settings
 
-from arena.generation.tasks import generate
-from arena.generation.worker import answer_generate
+from arena.generation.tasks import generate_turn
+from arena.generation.worker import answers_generate
 
 _running: set[asyncio.Task] = set()
 
@@ -29,18 +29,19 @@ def _outer_loop() -> asyncio.AbstractEventLoop | None:
     return loop if loop is not None and loop.is_running() else None
 
 
-def _start_task(answer_id: int) -> None:
-    task = asyncio.get_running_loop().create_task(answer_generate(answer_id))
+def _start_task(answer_ids: list[int]) -> None:
+    task = asyncio.get_running_loop().create_task(answers_generate(answer_ids))
     _running.add(task)
     task.add_done_callback(_running.discard)
 
 
-def generation_enqueue(*, answer_id: int, queue: str = "") -> None:
-    """``queue``: the model's pool queue (its backend settings' "queue"), so workers can be
-    sized per GPU pool; empty for the default generation queue."""
+def generation_enqueue(*, answer_ids: list[int], queue: str = "") -> None:
+    """Generate these answers, started together. ``queue``: their models' pool queue (the
+    backend settings' "queue"), so workers can be sized per GPU pool; empty for the default
+    generation queue."""
     if settings.GENERATION_MODE == "celery":
-        generate.apply_async(
-            args=[answer_id],
+        generate_turn.apply_async(
+            args=[answer_ids],
             queue=queue or settings.GENERATION_QUEUE,
             priority=settings.GENERATION_PRIORITY,
         )
@@ -48,8 +49,8 @@ def generation_enqueue(*, answer_id: int, queue: str = "") -> None:
     loop = _outer_loop()
     if loop is not None:
         # A fresh context: the caller's would tell asgiref that its sync thread is still busy.
-        loop.call_soon_threadsafe(_start_task, answer_id, context=contextvars.Context())
+        loop.call_soon_threadsafe(_start_task, answer_ids, context=contextvars.Context())
     else:
         # Plain synchronous callers (management commands, scripts) have no loop to hand the
         # stream to: generate here and now.
-        async_to_sync(answer_generate)(answer_id)
+        async_to_sync(answers_generate)(answer_ids)

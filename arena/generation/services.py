@@ -42,7 +42,7 @@ def answer_conversation(answer: Answer) -> ChatRequest:
     earlier = Answer.objects.filter(
         turn__battle=battle, turn__index__lt=turn.index, side=answer.side
     ).select_related("turn")
-    for prev in earlier.order_by("turn__index"):
+    for prev in earlier.order_by("turn__index") if turn.index else ():
         messages += [Message("user", prev.turn.text), Message("assistant", prev.text)]
     messages.append(Message("user", turn.text))
     return ChatRequest(

@@ -64,6 +64,10 @@ class AnswerStreams(Protocol):
         """Drop these streams ``after_s`` seconds from now (synchronous: services call it)."""
         ...
 
+    def seconds_left(self, key: str) -> float | None:
+        """How long the stream is kept yet; None if there is no such stream."""
+        ...
+
 
 class RedisStreams:
     """Writes are batched per event loop: what every answer in the process asks to write while
@@ -77,11 +81,11 @@ class RedisStreams:
 
     def _state(self) -> _LoopState:
         """One client per event loop: redis-py's asyncio connections belong to their loop."""
-        import redis.asyncio
-
         loop = asyncio.get_running_loop()
         state = self._loops.get(loop)
         if state is None:
+            import redis.asyncio
+
             state = _LoopState(redis.asyncio.Redis.from_url(self.url, decode_responses=True))
             self._loops[loop] = state
         return state
@@ -105,14 +109,21 @@ class RedisStreams:
     def expire(self, keys: list[str], after_s: float) -> None:
         if not keys:
             return
+        with self._sync_client().pipeline(transaction=False) as pipe:
+            for key in keys:
+                pipe.pexpire(key, max(0, int(after_s * 1000)))
+            pipe.execute()
+
+    def seconds_left(self, key: str) -> float | None:
+        left = self._sync_client().pttl(key)
+        return left / 1000 if left >= 0 else None
+
+    def _sync_client(self):
         if self._sync is None:
             import redis
 
             self._sync = redis.Redis.from_url(self.url)
-        with self._sync.pipeline(transaction=False) as pipe:
-            for key in keys:
-                pipe.expire(key, max(1, int(after_s)))
-            pipe.execute()
+        return self._sync
 
 
 class _LoopState:
@@ -194,6 +205,12 @@ class MemoryStreams:
             for key in keys:
                 if key in self._entries:
                     self._expires[key] = time.monotonic() + after_s
+
+    def seconds_left(self, key: str) -> float | None:
+        with self._lock:
+            self._sweep()
+            at = self._expires.get(key)
+        return None if at is None else at - time.monotonic()
 
     def _sweep(self) -> None:
         now = time.monotonic()

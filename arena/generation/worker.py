@@ -51,6 +51,11 @@ async def answer_generate(answer_id: int) -> None:
     await streams.finish(key, status)
 
 
+async def answers_generate(answer_ids: list[int]) -> None:
+    """Generate several answers at once, each as ``answer_generate`` does."""
+    await asyncio.gather(*(answer_generate(pk) for pk in answer_ids))
+
+
 # One event loop per worker process streams every answer the process is given: one Redis
 # connection pool and one pooled HTTP client (keep-alive to each replica) for all of them,
 # instead of a loop, a Redis connection and a client per task.

@@ -215,6 +215,45 @@ async def test_vote_on_another_raters_battle_is_refused(ws_connect, alice, bob, 
     await theirs.disconnect()
 
 
+async def test_a_battle_is_shown_again_on_another_socket_and_voted_there(
+    ws_connect, alice, two_models
+):
+    first = await ws_connect(alice)
+    await first.connect()
+    await first.send_json_to({"action": "start", "prompt": "Explain recursion briefly."})
+    (started,) = await frames_until(first, "battle")
+    await first.disconnect()  # mid-stream
+    second = await ws_connect(alice)
+    await second.connect()
+    await second.send_json_to({"action": "resume", "battle": started["battle"]})
+    frames = await frames_until(second, "turn_complete", "void", "error")
+    assert frames[0] == {"type": "battle", "battle": started["battle"], "turn": 0, "resumed": True}
+    texts = await database_sync_to_async(
+        lambda: dict(
+            Answer.objects.filter(turn__battle_id=started["battle"]).values_list("side", "text")
+        )
+    )()
+    assert (pane_text(frames, "a"), pane_text(frames, "b")) == (texts["a"], texts["b"])
+    await second.send_json_to({"action": "vote", "choice": "b"})
+    assert (await frames_until(second, "revealed"))[-1]["choice"] == "b"
+    await second.send_json_to({"action": "resume", "battle": started["battle"]})
+    assert (await frames_until(second, "error"))[-1]["code"] == "already_voted"
+    await second.disconnect()
+
+
+async def test_another_raters_battle_cannot_be_resumed(ws_connect, alice, bob, two_models):
+    mine = await ws_connect(alice)
+    await mine.connect()
+    battle = (await start_battle(mine))[0]["battle"]
+    theirs = await ws_connect(bob)
+    await theirs.connect()
+    for bad, code in [(battle, "not_your_battle"), ("no-such", "unknown_battle"), (7, "no_battle")]:
+        await theirs.send_json_to({"action": "resume", "battle": bad})
+        assert (await frames_until(theirs, "error"))[-1]["code"] == code
+    await mine.disconnect()
+    await theirs.disconnect()
+
+
 async def test_both_sides_generate_at_the_same_time(ws_connect, alice, db):
     # Each model takes a while before its first token; run one after the other, the two
     # generation windows could not overlap.

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import base64
+import json
+
 import pytest
 from asgiref.sync import async_to_sync
 from django.conf import settings
@@ -59,8 +62,12 @@ def test_generation_goes_to_the_models_pool_queue_at_arena_priority(transactiona
     client = redis.Redis.from_url(settings.REDIS_URL)
     key = f"arena-test-pool:{settings.GENERATION_PRIORITY}"
     client.delete(key, "arena-test-pool")
-    battle_start(rater=alice, text="Which queue?")
+    battle = battle_start(rater=alice, text="Which queue?")
     try:
-        assert client.llen(key) == 2  # both sides, waiting for that pool's workers
+        # One task for both sides, started together, waiting for that pool's workers.
+        assert client.llen(key) == 1
+        body = json.loads(base64.b64decode(json.loads(client.lindex(key, 0))["body"]))
+        answers = Answer.objects.filter(turn__battle=battle).values_list("pk", flat=True)
+        assert sorted(body[0][0]) == sorted(answers)
     finally:
         client.delete(key, "arena-test-pool")
