@@ -1,8 +1,8 @@
 """The one settings module. Production differs from the demo only by environment values.
 
-With no environment set the app runs on an embedded default: SQLite in ``var/``, the in-memory
-channel layer and generation running inside the web process. Setting ``REDIS_URL`` switches to
-the Redis channel layer and Celery workers; ``DATABASE_URL`` picks the database.
+With no environment set the app runs on an embedded default: SQLite in ``var/``, answer streams
+in memory and generation running inside the web process. Setting ``REDIS_URL`` switches to
+answer streams on Redis and Celery workers; ``DATABASE_URL`` picks the database.
 """
 
 from __future__ import annotations
@@ -160,21 +160,10 @@ SECURE_PROXY_SSL_HEADER = (
     ("HTTP_X_FORWARDED_PROTO", "https") if env.bool("BEHIND_TLS_PROXY", default=False) else None
 )
 
-# Redis: channel layer, Celery broker and cache. Without it, everything stays in-process.
+# Redis: answer streams (arena/generation/streams.py), Celery broker and cache. Without it,
+# everything stays in-process. No channel layer: nothing is pushed to a particular process.
 REDIS_URL = env.str("REDIS_URL", default="")
 if REDIS_URL:
-    CHANNEL_LAYERS = {
-        "default": {
-            "BACKEND": "channels_redis.core.RedisChannelLayer",
-            # No socket timeout: the layer's receive blocks on Redis for seconds at a time, and
-            # redis-py 8's default 5 s read timeout would drop live websockets mid-wait.
-            "CONFIG": {
-                "hosts": [{"address": REDIS_URL, "socket_timeout": None}],
-                "capacity": 1500,
-                "expiry": 60,
-            },
-        }
-    }
     CACHES = {
         "default": {
             "BACKEND": "django.core.cache.backends.redis.RedisCache",
@@ -185,10 +174,10 @@ if REDIS_URL:
         }
     }
 else:
-    CHANNEL_LAYERS = {"default": {"BACKEND": "channels.layers.InMemoryChannelLayer"}}
     CACHES = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}}
 
-# "celery": two Celery tasks per battle turn; "inprocess": asyncio tasks in the web process.
+# "celery": one Celery task per battle turn (one per pool queue when the two sides' models are
+# on different pools); "inprocess": asyncio tasks in the web process.
 GENERATION_MODE = env.str("GENERATION_MODE", default="celery" if REDIS_URL else "inprocess")
 CELERY_BROKER_URL = REDIS_URL or "memory://"
 CELERY_RESULT_BACKEND = None

@@ -1,7 +1,7 @@
 """Fixtures: named users and models, and the real moving parts the suite runs against.
 
 With REDIS_URL set (CI), generation goes through a real Celery worker process started here, the
-channel layer is Redis and the database is whatever DATABASE_URL names (PostgreSQL in CI). With
+answer streams are on Redis and the database is whatever DATABASE_URL names (PostgreSQL in CI). With
 no environment, the same tests run on the embedded default. Helpers live in tests/helpers.py.
 """
 

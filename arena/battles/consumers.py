@@ -2,8 +2,8 @@
 
 Frames sent to the browser carry sides ("a"/"b"), never models; both sides travel in one frame
 per tick so not even frame timing tells them apart. Names go out only after the vote. The text
-comes from the answer streams through this process's one pacing schedule (``live``); the
-consumer needs no channel layer.
+comes from the answer streams through this process's one pacing schedule (``live``), not a
+channel layer, so any web process can show any battle.
 """
 
 from __future__ import annotations
@@ -52,9 +52,6 @@ TIMEOUT_MESSAGE = (
 
 
 class BattleConsumer(AsyncWebsocketConsumer):
-    # Answers come from the answer streams, not the channel layer: no channel per socket.
-    channel_layer_alias = "arena.none"
-
     async def connect(self) -> None:
         self.battle_id: uuid.UUID | None = None
         self.turn_id: int | None = None

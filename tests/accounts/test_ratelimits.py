@@ -22,7 +22,7 @@ NO_LIMIT = {"user": None, "network": None}
 @pytest.fixture(autouse=True)
 def _own_counters(settings):
     # A fresh key prefix for each test rather than cache.clear(): with Redis the cache shares
-    # its database with the Celery broker and the channel layer, and a flush would wipe them.
+    # its database with the Celery broker and the answer streams, and a flush would wipe them.
     settings.RATELIMIT_CACHE_PREFIX = f"rl-test-{uuid.uuid4().hex}:"
 
 
