@@ -1,20 +1,23 @@
 """Added delay per chunk, mock backend -> websocket client, through Redis and a Celery worker.
 
 Not a test: it prints figures. Each mock chunk carries the time it was emitted; the client
-notes when that chunk reaches it. The pipeline under test is the real one, as deployed: a Celery
-worker (``--worker-pool``, ``--worker-concurrency``; the README's threads, 8 by default) ->
-coalescer -> Redis channel layer -> ``--servers`` daphne processes (2) whose BattleConsumer paces
-both sides (pacing set wide open, so it never holds text back beyond one tick) -> websocket
-frame. The clients run in a process of their own (bench/latency_client.py), battles spread over
-the servers in turn. The baseline, measured in the same run and the same client process, reads
-the same mock streams directly.
+notes when that chunk reaches it. The pipeline under test is the real one, as deployed: Celery
+workers (``--workers`` processes, 1 by default, each ``-P threads -c 100`` as the README
+recommends) -> coalescer -> answer streams on Redis -> ``--servers`` daphne processes (2), each
+pacing all its battles from one schedule -> websocket frame. Pacing is set wide open (a 10 ms
+tick, no limit on characters), so the only waits are the tick and blind pacing's own: the side
+ahead waits for the other. The clients run in a process of their own (bench/latency_client.py),
+battles spread over the servers in turn.
 
-    uv run python bench/battle_latency.py [--battles 1 20 100 200] [--worker-concurrency 8]
+    uv run python bench/battle_latency.py [--battles 1 20 100 200] [--workers 1]
 
-Per load it prints the baseline's delays, the pipeline's and what the pipeline adds (its
-percentile less the baseline's), the delta frames per second all clients received together, the
-CPU seconds per battle of the web processes (both daphnes together) and of the worker (from
-/proc, threads and child processes included), and the battles that did not complete.
+Per load it prints three rows, all measured in the same run and the same client process: the
+baseline ("direct": the same mock streams read directly), the same streams through the same
+Pacer and tick with no transport ("paced": what blind pacing costs by itself), and the pipeline;
+each with what it adds (its percentile less the baseline's). The pipeline's row adds the delta
+frames per second all clients received together, the CPU seconds per battle of the web
+processes and of the workers (from /proc, threads and child processes included), and the
+battles that did not complete.
 
 The bench runs on PostgreSQL (DATABASE_URL, default the bench's own database arena_bench,
 created if missing and migrated; the bench writes only its own rows) and Redis (REDIS_URL,
@@ -56,6 +59,8 @@ os.environ.setdefault("ARENA_PACE_CHARS", "1000000")
 for _scope in ("USER", "NETWORK"):
     os.environ.setdefault(f"RATELIMIT_BATTLE_START_{_scope}", "")
 os.environ.setdefault("PYTHONUNBUFFERED", "1")
+# As the README's production shape: each process keeps its database connection.
+os.environ.setdefault("DATABASE_CONN_MAX_AGE", "60")
 
 
 def client(job: dict) -> dict:
@@ -91,35 +96,44 @@ HEADER = (
 )
 
 
-def row(n: int, job: dict, web: list[subprocess.Popen], worker: subprocess.Popen) -> dict:
-    """One load: the baseline, then the battles with the servers' CPU read around them."""
+def line(n: int, path: str, delays: list[float], base: tuple[float, float, float]) -> str:
+    f = figures(delays)
+    return (
+        f"{n:>7} {path:<8} {len(delays):>7} {f[0]:>8.1f} {f[1]:>8.1f} {f[2]:>8.1f} "
+        f"{f[0] - base[0]:>8.1f} {f[1] - base[1]:>8.1f} {f[2] - base[2]:>8.1f}"
+    )
+
+
+def row(n: int, job: dict, web: list[subprocess.Popen], workers: list[subprocess.Popen]) -> dict:
+    """One load: the baselines, then the battles with the servers' CPU read around them."""
     tag = f"{RUN}-{n}-{time.time():.3f}"
     base = client({**job, "path": "direct", "battles": n, "tag": tag})["delays_ms"]
-    before = cpu(web), cpu([worker])
+    paced = client({**job, "path": "paced", "battles": n, "tag": tag})["delays_ms"]
+    before = cpu(web), cpu(workers)
     got = client({**job, "path": "pipeline", "battles": n, "tag": tag})
-    time.sleep(0.5)  # the servers' last work on this load (closing sockets, leaving groups)
-    after = cpu(web), cpu([worker])
-    b, p = figures(base), figures(got["delays_ms"])
-    print(f"{n:>7} {'direct':<8} {len(base):>7} {b[0]:>8.1f} {b[1]:>8.1f} {b[2]:>8.1f}")
+    time.sleep(0.5)  # the servers' last work on this load (closing sockets)
+    after = cpu(web), cpu(workers)
+    b = figures(base)
+    print(line(n, "direct", base, b))
+    print(line(n, "paced", paced, b))
     print(
-        f"{n:>7} {'pipeline':<8} {len(got['delays_ms']):>7} {p[0]:>8.1f} {p[1]:>8.1f} "
-        f"{p[2]:>8.1f} {p[0] - b[0]:>8.1f} {p[1] - b[1]:>8.1f} {p[2] - b[2]:>8.1f} "
+        f"{line(n, 'pipeline', got['delays_ms'], b)} "
         f"{got['window_s']:>7.1f} {got['frames'] / got['window_s']:>9.1f} "
         f"{(after[0] - before[0]) / n:>8.3f} "
         f"{(after[1] - before[1]) / n:>10.3f} {got['client_cpu_s'] / n:>10.3f} "
         f"{got['failed']:>6}",
         flush=True,
     )
-    return {"n": n, "base": base, **got}
+    return {"n": n, "base": base, "paced": paced, **got}
 
 
-def measure(args: argparse.Namespace, job: dict, web: list, worker: subprocess.Popen) -> None:
+def measure(args: argparse.Namespace, job: dict, web: list, workers: list) -> None:
     # Warm-up, one battle per server: worker start, connections, first queries.
     warm = client({**job, "path": "pipeline", "battles": len(web), "tag": f"{RUN}-warm"})
     if warm["failed"]:
         print(f"warm-up: {warm['failed']} of {len(web)} battles failed: {warm['failures']}")
     print(HEADER)
-    rows = [row(n, job, web, worker) for n in args.battles]
+    rows = [row(n, job, web, workers) for n in args.battles]
     last = rows[-1]
     if last["delays_ms"] and last["base"]:
         mean = statistics.mean(last["delays_ms"]) - statistics.mean(last["base"])
@@ -129,13 +143,16 @@ def measure(args: argparse.Namespace, job: dict, web: list, worker: subprocess.P
             print(f"failed at {r['n']} battles: {r['failures']}")
     mock = job["mock"]
     print(
-        f"{len(web)} daphne processes; worker -P {args.worker_pool} -c {args.worker_concurrency}; "
-        f"pacing tick {os.environ['ARENA_PACE_TICK_MS']} ms, "
-        f"{os.environ['ARENA_PACE_CHARS']} chars (wide open); 2 mock streams per battle, "
+        f"{len(web)} daphne processes; {len(workers)} worker process(es) -P {args.worker_pool} "
+        f"-c {args.worker_concurrency}; DATABASE_CONN_MAX_AGE "
+        f"{os.environ['DATABASE_CONN_MAX_AGE']}; pacing tick {os.environ['ARENA_PACE_TICK_MS']} "
+        f"ms, {os.environ['ARENA_PACE_CHARS']} chars (wide open); 2 mock streams per battle, "
         f"{mock['answer_tokens']} tokens at {mock['tokens_per_s']} tokens/s after "
-        f"{mock['ttft_ms']} ms; +: the pipeline's figure less the baseline's; wall s: first "
-        "start to last frame; frames/s: delta frames all clients received over that time; "
-        "s/b: CPU seconds per battle (web: both daphnes together)"
+        f"{mock['ttft_ms']} ms; +: the figure less the direct baseline's; paced: the same "
+        "streams through the same Pacer and tick in the client process, no transport (what "
+        "blind pacing costs by itself: the side ahead waits for the other); wall s: first start "
+        "to last frame; frames/s: delta frames all clients received over that time; s/b: CPU "
+        "seconds per battle (web: all daphnes together; worker: all workers together)"
     )
     print(f"logs: {LOGS}/bench-latency-*.log")
 
@@ -145,7 +162,8 @@ def main() -> None:
     parser.add_argument("--battles", type=int, nargs="+", default=[1, 20, 100, 200])
     parser.add_argument("--servers", type=int, default=2, help="daphne processes")
     parser.add_argument("--worker-pool", default="threads", help="Celery pool (-P)")
-    parser.add_argument("--worker-concurrency", type=int, default=8, help="Celery -c")
+    parser.add_argument("--workers", type=int, default=1, help="Celery worker processes")
+    parser.add_argument("--worker-concurrency", type=int, default=100, help="Celery -c")
     parser.add_argument("--answer-tokens", type=int, default=60, help="mock answer length")
     parser.add_argument("--tokens-per-s", type=float, default=40, help="mock speed")
     parser.add_argument("--ttft-ms", type=float, default=50, help="mock time to first token")
@@ -171,19 +189,25 @@ def main() -> None:
         "cookie": common.session_cookie(user),
         "mock": mock,
         "timeout_s": settings.ARENA["TURN_DEADLINE_S"] + 60,
+        "tick_s": settings.ARENA["PACE_TICK_MS"] / 1000,
+        "chars": settings.ARENA["PACE_CHARS"],
     }
 
     queues = f"{os.environ['GENERATION_QUEUE']},{os.environ['CELERY_DEFAULT_QUEUE']}"
     common.purge_queues(queues)
     procs = []
     try:
-        worker = common.start_worker(
-            queues,
-            concurrency=args.worker_concurrency,
-            pool=args.worker_pool,
-            log=LOGS / "bench-latency-worker.log",
-        )
-        procs.append(worker)
+        workers = [
+            common.start_worker(
+                queues,
+                concurrency=args.worker_concurrency,
+                pool=args.worker_pool,
+                log=LOGS / f"bench-latency-worker-{i}.log",
+                name=f"bench-latency-{i}@%h",
+            )
+            for i in range(args.workers)
+        ]
+        procs += workers
         servers = []
         for i in range(args.servers):
             port, log = free_port(), LOGS / f"bench-latency-daphne-{i}.log"
@@ -192,7 +216,7 @@ def main() -> None:
         for port, server, log in servers:
             common.wait_until_serving(port, server, log)
         job["ports"] = [port for port, _, _ in servers]
-        measure(args, job, [server for _, server, _ in servers], worker)
+        measure(args, job, [server for _, server, _ in servers], workers)
     finally:
         for proc in reversed(procs):
             common.stop(proc, timeout=30)

@@ -85,9 +85,13 @@ def start_worker(
     pool: str = "threads",
     log: Path | None = None,
     heartbeat: bool = True,
+    name: str = "",
 ) -> subprocess.Popen:
-    """A Celery worker on ``queues`` (comma-separated), ``pool`` (threads unless told), quiet."""
+    """A Celery worker on ``queues`` (comma-separated), ``pool`` (threads unless told), quiet;
+    ``name``: its node name, needed when several run on one machine."""
     args = [*CELERY, "worker", "-Q", queues, "-P", pool, "-c", str(concurrency)]
+    if name:
+        args += ["-n", name]
     args += ["-l", "warning", "--without-gossip", "--without-mingle"]
     if not heartbeat:
         args.append("--without-heartbeat")

@@ -5,6 +5,8 @@
 The job names the path, the daphne ports, a session cookie, the number of battles, the mock's
 settings, a tag that keeps prompts new and a per-battle time limit. Path "direct", the baseline:
 the same mock streams, read directly in this process, two per battle, all at once. Path
+"paced": the same again, each battle's two streams through a Pacer ticking as the servers'
+do (job's "tick_s" and "chars"), so the pacing's own share is known. Path
 "pipeline": the battles, all at once, spread over the ports in turn; each opens a websocket,
 starts a battle and reads frames until the turn completes. Every stamped chunk's delay is its
 arrival time less its emit time.
@@ -69,6 +71,38 @@ async def baseline(n_battles: int, mock: dict, tag: str) -> list[float]:
     return [d for side in sides for d in side]
 
 
+async def paced(n_battles: int, mock: dict, tag: str, tick_s: float, chars: int) -> list[float]:
+    """The same mock streams, both sides of each battle through the same blind Pacer and tick
+    as the servers', in this process: what the pacing itself costs (both panes release
+    together, so the side that is ahead waits for the other), with no transport at all."""
+    from arena.backends.base import ChatRequest, Message, TextDelta
+    from arena.backends.mock import MockBackend
+    from arena.battles.pacing import Pacer
+
+    async def feed(pacer: Pacer, side: str, i: int) -> None:
+        request = ChatRequest(f"bench-{side}", (Message("user", prompt(tag, i)),), {})
+        async for event in MockBackend(mock).stream(request):
+            if isinstance(event, TextDelta):
+                pacer.feed(side, event.text)
+        pacer.finish(side)
+
+    async def battle(i: int) -> list[float]:
+        pacer = Pacer(chars_per_tick=chars)
+        readers = {"a": StampReader(), "b": StampReader()}
+        feeders = asyncio.gather(feed(pacer, "a", i), feed(pacer, "b", i))
+        while not pacer.all_shown:
+            out = pacer.tick()
+            now = time.time()
+            for side, reader in readers.items():
+                reader.feed(out[side], now)
+            await asyncio.sleep(tick_s)
+        await feeders
+        return readers["a"].delays_ms + readers["b"].delays_ms
+
+    battles = await asyncio.gather(*(battle(i) for i in range(n_battles)))
+    return [d for one in battles for d in one]
+
+
 @dataclass
 class Pipeline:
     """What the battles' clients saw."""
@@ -121,6 +155,9 @@ async def run(job: dict) -> dict:
     n = job["battles"]
     if job["path"] == "direct":
         return {"delays_ms": await baseline(n, job["mock"], job["tag"])}
+    if job["path"] == "paced":
+        delays = await paced(n, job["mock"], job["tag"], job["tick_s"], job["chars"])
+        return {"delays_ms": delays}
     cpu_before = sum(os.times()[:2])
     out = Pipeline()
     began = time.time()
