@@ -114,8 +114,8 @@ def row(n: int, job: dict, web: list[subprocess.Popen], workers: list[subprocess
     time.sleep(0.5)  # the servers' last work on this load (closing sockets)
     after = cpu(web), cpu(workers)
     b = figures(base)
-    print(line(n, "direct", base, b))
-    print(line(n, "paced", paced, b))
+    print(line(n, "direct", base, b), flush=True)
+    print(line(n, "paced", paced, b), flush=True)
     print(
         f"{line(n, 'pipeline', got['delays_ms'], b)} "
         f"{got['window_s']:>7.1f} {got['frames'] / got['window_s']:>9.1f} "
@@ -132,7 +132,7 @@ def measure(args: argparse.Namespace, job: dict, web: list, workers: list) -> No
     warm = client({**job, "path": "pipeline", "battles": len(web), "tag": f"{RUN}-warm"})
     if warm["failed"]:
         print(f"warm-up: {warm['failed']} of {len(web)} battles failed: {warm['failures']}")
-    print(HEADER)
+    print(HEADER, flush=True)
     rows = [row(n, job, web, workers) for n in args.battles]
     last = rows[-1]
     if last["delays_ms"] and last["base"]:
