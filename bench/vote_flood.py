@@ -58,6 +58,8 @@ os.environ.setdefault("RATELIMIT_VOTE_NETWORK", "100/m")
 os.environ.setdefault("ARENA_PACE_TICK_MS", "5")
 os.environ.setdefault("ARENA_PACE_CHARS", "60")
 os.environ.setdefault("PYTHONUNBUFFERED", "1")
+# As the README's production shape: each process keeps its database connection.
+os.environ.setdefault("DATABASE_CONN_MAX_AGE", "60")
 
 MOCK = {"ttft_ms": 0, "tokens_per_s": 0, "answer_tokens": 20}
 ACTIONS = ("start", "vote")
@@ -288,7 +290,7 @@ def main() -> int:
     common.purge_queues(queues)
     procs = []
     try:
-        procs.append(common.start_worker(queues, concurrency=16, log=worker_log, heartbeat=False))
+        procs.append(common.start_worker(queues, concurrency=100, log=worker_log, heartbeat=False))
         servers = []
         for i, port in enumerate(ports):
             log = logs / f"bench-flood-daphne-{i}.log"
