@@ -54,7 +54,6 @@ TIMEOUT_MESSAGE = (
 class BattleConsumer(AsyncWebsocketConsumer):
     async def connect(self) -> None:
         self.battle_id: uuid.UUID | None = None
-        self.turn_id: int | None = None
         self.watch: Watch | None = None
         self.terms: tuple[str, ...] = ()
         self.leak_noticed = False
@@ -118,16 +117,17 @@ class BattleConsumer(AsyncWebsocketConsumer):
 
     async def _resume(self, message: dict) -> None:
         """Show a battle of this rater's again, from the start of its last turn: the answer
-        streams hold its text, whichever web process started it."""
+        streams (or, once an answer has ended, the database) hold its text, whichever web
+        process started it. A refusal leaves the socket's current battle as it was."""
         if limited := await ratelimits.check_websocket("follow_up", self.scope):
             return await self._send(limited.frame())
         if not isinstance(message.get("battle"), str):
             raise ServiceError("no_battle", "Say which battle to resume.")
-        self._leave()
-        battle, turn, self.terms = await database_sync_to_async(_battle_rejoin)(
+        battle, turn, terms = await database_sync_to_async(_battle_rejoin)(
             battle_id=message["battle"], rater=self.user
         )
-        self.battle_id = battle.pk
+        self._leave()
+        self.battle_id, self.terms = battle.pk, terms
         self.leak_noticed = False
         await self._send(
             {"type": "battle", "battle": str(battle.pk), "turn": turn.index, "resumed": True}
@@ -161,11 +161,10 @@ class BattleConsumer(AsyncWebsocketConsumer):
     # The turn being shown (live.Viewer) ----------------------------------------------------
 
     def _watch(self, turn: selectors.TurnSides) -> None:
-        self.turn_id = turn.turn_id
         self.watch = Watch.for_turn(
             viewer=self,
             battle_id=self.battle_id,
-            sides=turn.sides,
+            turn=turn,
             terms=self.terms,
             deadline_s=turn_deadline_s(),
         )
@@ -180,26 +179,26 @@ class BattleConsumer(AsyncWebsocketConsumer):
     def answer_redacted(self, watch: Watch) -> None:
         if not self.leak_noticed:
             self.leak_noticed = True
-            self._spawn(self._note_redaction(watch, self.battle_id))
+            self._spawn(self._note_redaction(watch))
 
     def turn_shown(self, watch: Watch) -> None:
-        self._spawn(self._complete(watch, self.turn_id))
+        self._spawn(self._complete(watch))
 
     def turn_overdue(self, watch: Watch) -> None:
-        self._spawn(self._check_deadline(watch, self.turn_id))
+        self._spawn(self._check_deadline(watch))
 
-    async def _note_redaction(self, watch: Watch, battle_id: object) -> None:
-        await database_sync_to_async(battle_note_redaction)(battle_id=battle_id)
+    async def _note_redaction(self, watch: Watch) -> None:
+        await database_sync_to_async(battle_note_redaction)(battle_id=watch.battle_id)
         if watch is self.watch:
             await self._notice(VoteFlag.Reason.IDENTITY_LEAK, IDENTITY_LEAK_NOTICE)
 
-    async def _complete(self, watch: Watch, turn_id: int) -> None:
-        await database_sync_to_async(services.turn_mark_shown)(turn_id=turn_id)
+    async def _complete(self, watch: Watch) -> None:
+        await database_sync_to_async(services.turn_mark_shown)(turn_id=watch.turn_id)
         if watch is self.watch:
             await self._send({"type": "turn_complete"})
 
-    async def _check_deadline(self, watch: Watch, turn_id: int) -> None:
-        if await database_sync_to_async(battle_void_overdue)(turn_id=turn_id):
+    async def _check_deadline(self, watch: Watch) -> None:
+        if await database_sync_to_async(battle_void_overdue)(turn_id=watch.turn_id):
             schedule().remove(watch)
             await self._void(watch, TIMEOUT_MESSAGE)
 

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import weakref
 from dataclasses import dataclass, field
 from functools import partial
 from typing import Protocol
@@ -19,7 +18,8 @@ from typing import Protocol
 from django.conf import settings
 
 from arena.battles.pacing import Pacer
-from arena.generation.streams import START, answer_streams, stream_key
+from arena.battles.selectors import TurnSides
+from arena.generation.streams import START, Entry, answer_streams, entry_order, stream_key
 from arena.integrity.checks import name_tail, redact
 
 log = logging.getLogger(__name__)
@@ -45,12 +45,15 @@ class Watch:
     """One turn being shown: where each side's stream has been read to, and the pacer."""
 
     viewer: Viewer
+    battle_id: object
+    turn_id: int
     sides: dict[str, str]  # stream key -> side
     pacer: Pacer
     deadline: float  # loop time after which the viewer is asked to check the deadline
     cursors: dict[str, str] = field(default_factory=dict)  # of the streams not yet finished
     redactions: int = 0
-    busy: bool = False  # text came in, or some is still to be shown: tick it
+    busy: bool = True  # text came in, or some is still to be shown: tick it
+    failed: bool = False  # an answer ended without completing
 
     @classmethod
     def for_turn(
@@ -58,26 +61,37 @@ class Watch:
         *,
         viewer: Viewer,
         battle_id: object,
-        sides: dict[int, str],
+        turn: TurnSides,
         terms: tuple[str, ...],
         deadline_s: float,
     ) -> Watch:
         conf = settings.ARENA
-        keys = {
-            stream_key(battle_id=battle_id, answer_id=answer_id): side
-            for answer_id, side in sides.items()
-        }
-        return cls(
+        watch = cls(
             viewer=viewer,
-            sides=keys,
+            battle_id=battle_id,
+            turn_id=turn.turn_id,
+            sides={},
             pacer=Pacer(
                 chars_per_tick=conf["PACE_CHARS"],
                 redact=partial(redact, terms=terms),
                 hold=partial(name_tail, terms=terms),
             ),
             deadline=asyncio.get_running_loop().time() + deadline_s,
-            cursors=dict.fromkeys(keys, START),
         )
+        for answer_id, side in turn.sides.items():
+            finished = turn.finished.get(answer_id)
+            if finished is not None:
+                # Shown again after it ended: the database has the whole answer, whether or
+                # not its stream is still kept.
+                status, text = finished
+                watch.pacer.feed(side, text)
+                watch.pacer.finish(side)
+                watch.failed |= status != "ok"
+                continue
+            key = stream_key(battle_id=battle_id, answer_id=answer_id)
+            watch.sides[key] = side
+            watch.cursors[key] = START
+        return watch
 
 
 class Schedule:
@@ -99,68 +113,83 @@ class Schedule:
         loop = asyncio.get_running_loop()
         while self.watches:
             began = loop.time()
-            try:
-                await self._tick(loop)
-            except Exception:  # the schedule serves every rater here: log, and tick on
-                log.exception("pacing tick failed")
+            await self._tick(loop)
             period = settings.ARENA["PACE_TICK_MS"] / 1000
             await asyncio.sleep(max(0.0, period - (loop.time() - began)))
 
     async def _tick(self, loop: asyncio.AbstractEventLoop) -> None:
         watches = list(self.watches)
-        by_key = {key: w for w in watches for key in w.cursors}
-        entries = await answer_streams().read({k: c for w in watches for k, c in w.cursors.items()})
-        failed: set[Watch] = set()
-        for entry in entries:
-            watch = by_key[entry.key]
-            watch.busy = True
-            side = watch.sides[entry.key]
-            if entry.done:
-                watch.cursors.pop(entry.key, None)
-                watch.pacer.finish(side)
-                if entry.done != "ok":
-                    failed.add(watch)
-            else:
-                watch.cursors[entry.key] = entry.id
-                watch.pacer.feed(side, entry.text)
+        # Two sockets may show the same turn (two tabs): read each stream once, from the
+        # earliest cursor, and give each watch what comes after its own.
+        readers: dict[str, list[Watch]] = {}
         for watch in watches:
-            if watch not in self.watches:
-                continue  # left while the streams were read
-            if watch in failed:
+            for key in watch.cursors:
+                readers.setdefault(key, []).append(watch)
+        cursors = {
+            key: min((w.cursors[key] for w in ws), key=entry_order) for key, ws in readers.items()
+        }
+        try:
+            entries = await answer_streams().read(cursors)
+        except Exception:  # the streams' store is down: no text this tick, deadlines still run
+            log.exception("reading the answer streams failed")
+            entries = []
+        for entry in entries:
+            for watch in readers[entry.key]:
+                cursor = watch.cursors.get(entry.key)
+                if cursor is not None and entry_order(entry.id) > entry_order(cursor):
+                    watch_take(watch, entry)
+        for watch in watches:
+            try:
+                await self._step(loop, watch)
+            except Exception:  # one socket's failure is its own, not every rater's
+                log.exception("pacing a battle failed")
                 self.remove(watch)
-                watch.viewer.answer_failed(watch)
-                continue
-            if watch.busy and await self._show(watch):
-                continue
-            if loop.time() > watch.deadline:
-                watch.deadline = loop.time() + 1.0  # asked again each second until it ends
-                watch.viewer.turn_overdue(watch)
 
-    async def _show(self, watch: Watch) -> bool:
-        """One tick of the watch's pacer, sent; True if the turn is now fully shown."""
-        pacer = watch.pacer
-        out = pacer.tick()
-        watch.busy = any(pane.backlog for pane in pacer.panes.values())
-        if pacer.redactions > watch.redactions:
-            watch.redactions = pacer.redactions
-            watch.viewer.answer_redacted(watch)
-        if out["a"] or out["b"]:
-            await watch.viewer.send_frame({"type": "delta", "a": out["a"], "b": out["b"]})
-        if pacer.all_shown:
+    async def _step(self, loop: asyncio.AbstractEventLoop, watch: Watch) -> None:
+        if watch not in self.watches:
+            return  # left while the streams were read or an earlier frame was sent
+        if watch.failed:
             self.remove(watch)
-            watch.viewer.turn_shown(watch)
-            return True
-        return False
+            watch.viewer.answer_failed(watch)
+            return
+        if watch.busy:
+            pacer = watch.pacer
+            out = pacer.tick()
+            watch.busy = any(pane.backlog for pane in pacer.panes.values())
+            if pacer.redactions > watch.redactions:
+                watch.redactions = pacer.redactions
+                watch.viewer.answer_redacted(watch)
+            if out["a"] or out["b"]:
+                await watch.viewer.send_frame({"type": "delta", "a": out["a"], "b": out["b"]})
+                if watch not in self.watches:
+                    return  # voided or left while the frame was sent
+            if pacer.all_shown:
+                self.remove(watch)
+                watch.viewer.turn_shown(watch)
+                return
+        if loop.time() > watch.deadline:
+            watch.deadline = loop.time() + 1.0  # asked again each second until it ends
+            watch.viewer.turn_overdue(watch)
 
 
-_schedules: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, Schedule] = (
-    weakref.WeakKeyDictionary()
-)
+def watch_take(watch: Watch, entry: Entry) -> None:
+    """One stream entry into the watch's pacer."""
+    watch.busy = True
+    side = watch.sides[entry.key]
+    if entry.done:
+        del watch.cursors[entry.key]
+        watch.pacer.finish(side)
+        watch.failed |= entry.done != "ok"
+    else:
+        watch.cursors[entry.key] = entry.id
+        watch.pacer.feed(side, entry.text)
 
 
 def schedule() -> Schedule:
-    """This event loop's schedule."""
+    """This event loop's schedule, kept on the loop so that it goes when the loop goes."""
     loop = asyncio.get_running_loop()
-    if loop not in _schedules:
-        _schedules[loop] = Schedule()
-    return _schedules[loop]
+    found = getattr(loop, "_arena_schedule", None)
+    if found is None:
+        found = Schedule()
+        loop._arena_schedule = found  # type: ignore[attr-defined]
+    return found

@@ -149,9 +149,11 @@ class Answer(models.Model):
     def __str__(self) -> str:
         return f"Answer {self.side.upper()} of turn {self.turn_id}"
 
+    TERMINAL = frozenset({Status.OK, Status.PARTIAL, Status.ERROR})
+
     @property
     def is_terminal(self) -> bool:
-        return self.status in {self.Status.OK, self.Status.PARTIAL, self.Status.ERROR}
+        return self.status in self.TERMINAL
 
 
 class Vote(AppendOnlyModel):

@@ -18,14 +18,22 @@ class TurnSides:
     turn_id: int
     index: int
     sides: dict[int, str]  # answer id -> "a" | "b"
+    finished: dict[int, tuple[str, str]]  # answer id -> (status, text), once it has ended
 
 
 def turn_sides(*, battle_id: object, index: int | None = None) -> TurnSides:
     """A turn's answers by side; the battle's last turn when ``index`` is None."""
     turns = Turn.objects.filter(battle_id=battle_id)
     turn = turns.get(index=index) if index is not None else turns.latest("index")
-    sides = dict(Answer.objects.filter(turn=turn).values_list("pk", "side"))
-    return TurnSides(turn_id=turn.pk, index=turn.index, sides=sides)
+    sides: dict[int, str] = {}
+    finished: dict[int, tuple[str, str]] = {}
+    for pk, side, status, text in Answer.objects.filter(turn=turn).values_list(
+        "pk", "side", "status", "text"
+    ):
+        sides[pk] = side
+        if status in Answer.TERMINAL:
+            finished[pk] = (status, text)
+    return TurnSides(turn_id=turn.pk, index=turn.index, sides=sides, finished=finished)
 
 
 def vote_reveal(*, vote_id: int) -> dict:

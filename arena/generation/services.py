@@ -150,9 +150,13 @@ def turn_deadline_s() -> float:
 
 
 def battle_void_overdue(*, turn_id: int) -> bool:
-    """Void the turn's battle if the turn is past its deadline; True if it is."""
+    """Void the turn's battle if the turn is past its deadline with an answer still unfinished;
+    True if it is. Answers that have all ended are never voided for the time their showing
+    takes (a long answer at the reading pace, a battle shown again)."""
     turn = Turn.objects.only("battle_id", "created_at").get(pk=turn_id)
     if timezone.now() - turn.created_at < timedelta(seconds=turn_deadline_s()):
+        return False
+    if not turn.answers.exclude(status__in=Answer.TERMINAL).exists():
         return False
     battle_void(battle_id=turn.battle_id, reason="deadline")
     return True

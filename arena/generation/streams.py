@@ -19,7 +19,6 @@ import bisect
 import itertools
 import threading
 import time
-import weakref
 from dataclasses import dataclass
 from typing import Protocol
 
@@ -51,6 +50,11 @@ def stream_key(*, battle_id: object, answer_id: int) -> str:
 START = "0"  # the cursor before the first entry
 
 
+def entry_order(entry_id: str) -> tuple[int, ...]:
+    """Entry ids (and cursors) in stream order: Redis's "ms-seq" and memory's counters alike."""
+    return tuple(int(part) for part in entry_id.split("-"))
+
+
 class AnswerStreams(Protocol):
     async def append(self, key: str, text: str) -> None: ...
 
@@ -76,18 +80,20 @@ class RedisStreams:
 
     def __init__(self, url: str) -> None:
         self.url = url
-        self._loops: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
         self._sync = None
 
     def _state(self) -> _LoopState:
-        """One client per event loop: redis-py's asyncio connections belong to their loop."""
+        """One client per event loop: redis-py's asyncio connections belong to their loop.
+        Kept on the loop, so a loop that ends (``async_to_sync``'s) takes its client along."""
         loop = asyncio.get_running_loop()
-        state = self._loops.get(loop)
-        if state is None:
+        state = getattr(loop, "_arena_streams", None)
+        if state is None or state.url != self.url:
             import redis.asyncio
 
-            state = _LoopState(redis.asyncio.Redis.from_url(self.url, decode_responses=True))
-            self._loops[loop] = state
+            state = _LoopState(
+                self.url, redis.asyncio.Redis.from_url(self.url, decode_responses=True)
+            )
+            loop._arena_streams = state  # type: ignore[attr-defined]
         return state
 
     async def append(self, key: str, text: str) -> None:
@@ -127,11 +133,12 @@ class RedisStreams:
 
 
 class _LoopState:
-    def __init__(self, client) -> None:
+    def __init__(self, url: str, client) -> None:
+        self.url = url
         self.client = client
         self.queue: list[tuple[str, dict[str, str], asyncio.Future]] = []
         self.writer: asyncio.Task | None = None
-        self.expiring: set[str] = set()  # live streams given their expiry already
+        self.expiring: set[str] = set()  # streams being written, given their expiry already
 
     def write(self, key: str, fields: dict[str, str]) -> asyncio.Future:
         loop = asyncio.get_running_loop()
@@ -146,15 +153,14 @@ class _LoopState:
             while self.queue:
                 batch, self.queue = self.queue, []
                 pipe = self.client.pipeline(transaction=False)
+                fresh = set()
                 for key, fields, _ in batch:
                     pipe.xadd(key, fields)
-                    # The expiry is set with a stream's first entry and again with its last,
-                    # not with every entry in between.
-                    if key not in self.expiring or "done" in fields:
-                        pipe.expire(key, KEEP_LIVE_S)
-                        self.expiring.add(key)
-                    if "done" in fields:
-                        self.expiring.discard(key)
+                    # The expiry is set with a stream's first entry only: once its battle
+                    # ends, battle_streams_end shortens it, and a late entry must not undo that.
+                    if key not in self.expiring and key not in fresh:
+                        pipe.expire(key, KEEP_LIVE_S, nx=True)
+                        fresh.add(key)
                 try:
                     await pipe.execute()
                 except Exception as exc:
@@ -162,9 +168,13 @@ class _LoopState:
                         if not done.done():
                             done.set_exception(exc)
                 else:
+                    self.expiring |= fresh
                     for _, _, done in batch:
                         if not done.done():
                             done.set_result(None)
+                for key, fields, _ in batch:
+                    if "done" in fields:
+                        self.expiring.discard(key)
         finally:
             self.writer = None
 
@@ -177,13 +187,17 @@ class MemoryStreams:
         self._entries: dict[str, list[Entry]] = {}
         self._expires: dict[str, float] = {}
         self._ids = itertools.count(1)
+        self._swept = 0.0
 
     def _add(self, key: str, text: str, done: str) -> None:
         with self._lock:
-            self._sweep()
-            entry = Entry(key, str(next(self._ids)), text, done)
-            self._entries.setdefault(key, []).append(entry)
-            self._expires[key] = time.monotonic() + KEEP_LIVE_S
+            now = time.monotonic()
+            self._sweep(now)
+            entries = self._live(key, now)
+            if entries is None:
+                entries = self._entries[key] = []
+                self._expires[key] = now + KEEP_LIVE_S  # as on Redis: with the first entry
+            entries.append(Entry(key, str(next(self._ids)), text, done))
 
     async def append(self, key: str, text: str) -> None:
         self._add(key, text, "")
@@ -194,9 +208,9 @@ class MemoryStreams:
     async def read(self, cursors: dict[str, str]) -> list[Entry]:
         out: list[Entry] = []
         with self._lock:
-            self._sweep()
+            now = time.monotonic()
             for key, cursor in cursors.items():
-                entries = self._entries.get(key, [])
+                entries = self._live(key, now) or []
                 out += entries[bisect.bisect_right(entries, int(cursor), key=_number) :]
         return out
 
@@ -208,12 +222,23 @@ class MemoryStreams:
 
     def seconds_left(self, key: str) -> float | None:
         with self._lock:
-            self._sweep()
-            at = self._expires.get(key)
-        return None if at is None else at - time.monotonic()
+            now = time.monotonic()
+            if self._live(key, now) is None:
+                return None
+            return self._expires[key] - now
 
-    def _sweep(self) -> None:
-        now = time.monotonic()
+    def _live(self, key: str, now: float) -> list[Entry] | None:
+        """The key's entries, or None if it has none or has expired (and is dropped now)."""
+        if self._expires.get(key, now + 1) <= now:
+            del self._expires[key]
+            self._entries.pop(key, None)
+        return self._entries.get(key)
+
+    def _sweep(self, now: float) -> None:
+        """Expired streams no one reads any more, dropped: at most once a second."""
+        if now - self._swept < 1.0:
+            return
+        self._swept = now
         for key in [k for k, at in self._expires.items() if at <= now]:
             del self._expires[key]
             self._entries.pop(key, None)

@@ -7,9 +7,11 @@ token; the text goes to the answer's stream (``streams``), coalesced, then its t
 from __future__ import annotations
 
 import asyncio
+import logging
 import os
 import threading
 from collections.abc import Coroutine
+from dataclasses import replace
 from functools import partial
 from typing import Any
 
@@ -19,6 +21,8 @@ from django.conf import settings
 from arena.generation import services
 from arena.generation.runner import Coalescer, stream_answer
 from arena.generation.streams import answer_streams, stream_key
+
+log = logging.getLogger(__name__)
 
 # Claim and finish run on the loop's thread pool, not on asgiref's one thread-sensitive thread:
 # they touch only their own answer, and many answers stream in one loop at once.
@@ -46,14 +50,33 @@ async def answer_generate(answer_id: int) -> None:
         max_chars=conf["ANSWER_MAX_CHARS"],
         timeout_s=conf["TURN_DEADLINE_S"],
     )
-    await coalescer.flush()
+    try:
+        await coalescer.flush()
+    except Exception:
+        # Text the rater never got cannot make a complete answer: it fails, and so the battle.
+        log.exception("writing answer %s's stream failed", answer_id)
+        result = replace(
+            result,
+            status="partial" if result.text else "error",
+            error_kind="server",
+            error_message="The answer could not be passed on to the rater.",
+        )
     status = await _finish(answer_id=answer_id, result=result)
-    await streams.finish(key, status)
+    try:
+        await streams.finish(key, status)
+    except Exception:  # the battle is decided in the database; a viewer's deadline ends it
+        log.exception("writing answer %s's final entry failed", answer_id)
 
 
 async def answers_generate(answer_ids: list[int]) -> None:
-    """Generate several answers at once, each as ``answer_generate`` does."""
-    await asyncio.gather(*(answer_generate(pk) for pk in answer_ids))
+    """Generate several answers at once, each as ``answer_generate`` does; all of them end
+    before this returns, and the first failure is raised then."""
+    results = await asyncio.gather(
+        *(answer_generate(pk) for pk in answer_ids), return_exceptions=True
+    )
+    for result in results:
+        if isinstance(result, BaseException):
+            raise result
 
 
 # One event loop per worker process streams every answer the process is given: one Redis

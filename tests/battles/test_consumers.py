@@ -241,6 +241,49 @@ async def test_a_battle_is_shown_again_on_another_socket_and_voted_there(
     await second.disconnect()
 
 
+async def test_a_second_tab_on_a_battle_while_it_streams_gets_all_of_it_too(
+    ws_connect, alice, two_models
+):
+    first = await ws_connect(alice)
+    await first.connect()
+    await first.send_json_to({"action": "start", "prompt": "Explain recursion briefly."})
+    (started,) = await frames_until(first, "battle")
+    second = await ws_connect(alice)
+    await second.connect()
+    await second.send_json_to({"action": "resume", "battle": started["battle"]})
+    seen = [await frames_until(comm, "turn_complete", "void", "error") for comm in (first, second)]
+    texts = await database_sync_to_async(
+        lambda: dict(
+            Answer.objects.filter(turn__battle_id=started["battle"]).values_list("side", "text")
+        )
+    )()
+    for frames in seen:
+        assert frames[-1]["type"] == "turn_complete"
+        assert (pane_text(frames, "a"), pane_text(frames, "b")) == (texts["a"], texts["b"])
+    await first.disconnect()
+    await second.disconnect()
+
+
+async def test_a_battle_shown_again_after_its_streams_expired_comes_from_the_database(
+    ws_connect, alice, two_models
+):
+    from arena.generation.streams import answer_streams, stream_key
+
+    comm = await ws_connect(alice)
+    await comm.connect()
+    battle_id = (await start_battle(comm))[0]["battle"]
+    answers = await database_sync_to_async(
+        lambda: list(Answer.objects.filter(turn__battle_id=battle_id).order_by("side"))
+    )()
+    answer_streams().expire([stream_key(battle_id=battle_id, answer_id=a.pk) for a in answers], 0)
+    await comm.send_json_to({"action": "resume", "battle": battle_id})
+    frames = await frames_until(comm, "turn_complete", "void", "error")
+    assert (pane_text(frames, "a"), pane_text(frames, "b")) == tuple(a.text for a in answers)
+    await comm.send_json_to({"action": "vote", "choice": "tie"})
+    assert (await frames_until(comm, "revealed"))[-1]["choice"] == "tie"
+    await comm.disconnect()
+
+
 async def test_another_raters_battle_cannot_be_resumed(ws_connect, alice, bob, two_models):
     mine = await ws_connect(alice)
     await mine.connect()

@@ -59,6 +59,7 @@ async def read_all(streams, keys: list[str], *, while_writing: asyncio.Task | No
 async def write(streams, key: str, pieces: list[str], status: str = "ok") -> None:
     for piece in pieces:
         await streams.append(key, piece)
+        await asyncio.sleep(0)  # let the reader in between pieces, in memory too
     await streams.finish(key, status)
 
 
@@ -129,3 +130,13 @@ def test_a_battles_streams_expire_soon_after_the_vote(alice, two_models):
     assert all(streams.seconds_left(key) > KEEP_AFTER_END_S for key in keys)
     vote_cast(battle_id=battle.pk, rater=alice, choice="a")
     assert all(0 < streams.seconds_left(key) <= KEEP_AFTER_END_S for key in keys)
+
+
+async def test_a_write_redis_cannot_take_fails_its_writer():
+    import redis
+
+    from arena.devtools.http_server import free_port
+
+    nowhere = RedisStreams(f"redis://127.0.0.1:{free_port()}/0")  # nothing listens there
+    with pytest.raises(redis.ConnectionError):
+        await nowhere.append(new_keys(1)[0], "lost")

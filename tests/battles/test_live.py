@@ -1,0 +1,145 @@
+"""The web process's one pacing schedule, on the real answer streams (Redis in CI, memory
+otherwise), with viewers that record what a socket would be sent."""
+
+from __future__ import annotations
+
+import asyncio
+import uuid
+
+import pytest
+
+from arena.battles.live import Watch, schedule
+from arena.battles.selectors import TurnSides
+from arena.generation.streams import answer_streams, stream_key
+from tests.helpers import RECEIVE_TIMEOUT
+
+
+class Recorder:
+    """A socket's side of live.Viewer: what it was sent and told."""
+
+    def __init__(self, *, broken: bool = False) -> None:
+        self.frames: list[dict] = []
+        self.told: list[str] = []
+        self.ended = asyncio.Event()
+        self.broken = broken
+
+    async def send_frame(self, payload: dict) -> None:
+        if self.broken:
+            raise ConnectionResetError("the socket went away")
+        self.frames.append(payload)
+
+    def text(self, side: str) -> str:
+        return "".join(f[side] for f in self.frames)
+
+    def _end(self, what: str) -> None:
+        self.told.append(what)
+        self.ended.set()
+
+    def answer_failed(self, watch: Watch) -> None:
+        self._end("failed")
+
+    def answer_redacted(self, watch: Watch) -> None:
+        self.told.append("redacted")
+
+    def turn_shown(self, watch: Watch) -> None:
+        self._end("shown")
+
+    def turn_overdue(self, watch: Watch) -> None:
+        self._end("overdue")
+
+
+def a_turn() -> tuple[uuid.UUID, TurnSides]:
+    return uuid.uuid4(), TurnSides(turn_id=1, index=0, sides={1: "a", 2: "b"}, finished={})
+
+
+def watch(viewer: Recorder, battle_id: uuid.UUID, turn: TurnSides, **extra) -> Watch:
+    options = {"terms": ("Secret Model",), "deadline_s": 60.0, **extra}
+    return Watch.for_turn(viewer=viewer, battle_id=battle_id, turn=turn, **options)
+
+
+async def generate(battle_id: uuid.UUID, texts: dict[int, list[str]], status: str = "ok"):
+    streams = answer_streams()
+    for pieces in zip(*texts.values(), strict=True):
+        for answer_id, piece in zip(texts, pieces, strict=True):
+            await streams.append(stream_key(battle_id=battle_id, answer_id=answer_id), piece)
+        await asyncio.sleep(0.002)
+    for answer_id in texts:
+        await streams.finish(stream_key(battle_id=battle_id, answer_id=answer_id), status)
+
+
+A = ["Alpha ", "beta ", "gamma."]
+B = ["One ", "two ", "three."]
+
+
+@pytest.fixture(autouse=True)
+def _shared(settings):
+    settings.ARENA = {**settings.ARENA, "PACE_TICK_MS": 2, "PACE_CHARS": 4}
+
+
+async def test_two_sockets_on_one_turn_each_get_all_of_it():
+    battle_id, turn = a_turn()
+    first, second = Recorder(), Recorder()
+    schedule().add(watch(first, battle_id, turn))
+    writer = asyncio.create_task(generate(battle_id, {1: A, 2: B}))
+    await asyncio.sleep(0.01)
+    schedule().add(watch(second, battle_id, turn))  # a second tab, after some was shown
+    await asyncio.wait_for(asyncio.gather(first.ended.wait(), second.ended.wait()), RECEIVE_TIMEOUT)
+    await writer
+    for viewer in (first, second):
+        assert (viewer.text("a"), viewer.text("b")) == ("".join(A), "".join(B))
+        assert viewer.told == ["shown"]
+
+
+async def test_one_broken_socket_does_not_hold_up_another():
+    broken_id, broken_turn = a_turn()
+    battle_id, turn = a_turn()
+    broken, fine = Recorder(broken=True), Recorder()
+    schedule().add(watch(broken, broken_id, broken_turn))
+    schedule().add(watch(fine, battle_id, turn))
+    await asyncio.gather(generate(broken_id, {1: A, 2: B}), generate(battle_id, {1: A, 2: B}))
+    await asyncio.wait_for(fine.ended.wait(), RECEIVE_TIMEOUT)
+    assert (fine.text("a"), fine.text("b")) == ("".join(A), "".join(B))
+    assert broken.told == []  # dropped from the schedule, not retried every tick
+
+
+async def test_a_failed_answer_ends_the_watch_as_failed():
+    battle_id, turn = a_turn()
+    viewer = Recorder()
+    schedule().add(watch(viewer, battle_id, turn))
+    await generate(battle_id, {1: A, 2: B}, status="error")
+    await asyncio.wait_for(viewer.ended.wait(), RECEIVE_TIMEOUT)
+    assert viewer.told == ["failed"]
+
+
+async def test_a_turn_shown_again_after_it_ended_comes_from_what_was_kept():
+    # Its streams are gone (expired, another deployment's Redis): the answers' own text.
+    battle_id, _ = a_turn()
+    turn = TurnSides(
+        turn_id=1,
+        index=0,
+        sides={1: "a", 2: "b"},
+        finished={1: ("ok", "Kept A."), 2: ("ok", "Kept B.")},
+    )
+    viewer = Recorder()
+    schedule().add(watch(viewer, battle_id, turn))
+    await asyncio.wait_for(viewer.ended.wait(), RECEIVE_TIMEOUT)
+    assert (viewer.text("a"), viewer.text("b"), viewer.told) == ("Kept A.", "Kept B.", ["shown"])
+
+
+async def test_a_name_is_redacted_and_the_viewer_told():
+    battle_id, turn = a_turn()
+    viewer = Recorder()
+    schedule().add(watch(viewer, battle_id, turn))
+    await generate(battle_id, {1: ["I am Sec", "ret Model, hi."], 2: ["Plain ", "answer here."]})
+    await asyncio.wait_for(viewer.ended.wait(), RECEIVE_TIMEOUT)
+    assert "Secret" not in viewer.text("a") and "Sec" not in viewer.text("a")
+    assert "redacted" in viewer.told and viewer.told[-1] == "shown"
+
+
+async def test_a_stalled_turn_asks_its_viewer_about_the_deadline():
+    battle_id, turn = a_turn()
+    viewer = Recorder()
+    schedule().add(watch(viewer, battle_id, turn, deadline_s=0.02))
+    await asyncio.wait_for(viewer.ended.wait(), RECEIVE_TIMEOUT)  # no answer ever comes
+    assert viewer.told == ["overdue"]
+    schedule().remove(next(w for w in schedule().watches if w.viewer is viewer))
