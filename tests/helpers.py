@@ -250,6 +250,12 @@ def session_headers(user: User) -> list[tuple[bytes, bytes]]:
     ]
 
 
+def answer_texts(battle_id: object) -> dict[str, str]:
+    """The battle's first-turn answers as stored, by side: what a pane must end up showing."""
+    answers = Answer.objects.filter(turn__battle_id=battle_id, turn__index=0)
+    return dict(answers.values_list("side", "text"))
+
+
 async def frames_until(comm, *types: str) -> list[dict]:
     """Every frame up to and including the first whose type is one of ``types``."""
     seen: list[dict] = []

@@ -10,6 +10,7 @@ from channels.db import database_sync_to_async
 from arena.battles.models import Answer, Battle, Vote
 from tests.helpers import (
     RECEIVE_TIMEOUT,
+    answer_texts,
     assert_no_identity,
     frames_until,
     make_model,
@@ -215,24 +216,32 @@ async def test_vote_on_another_raters_battle_is_refused(ws_connect, alice, bob, 
     await theirs.disconnect()
 
 
+async def socket_started(ws_connect, user):
+    """A socket of the user's, a battle started on it; the socket and the "battle" frame."""
+    comm = await ws_connect(user)
+    await comm.connect()
+    await comm.send_json_to({"action": "start", "prompt": "Explain recursion briefly."})
+    (started,) = await frames_until(comm, "battle")
+    return comm, started
+
+
+async def socket_resumed(ws_connect, user, battle_id: str):
+    """Another socket of the user's, asked to show the battle again."""
+    comm = await ws_connect(user)
+    await comm.connect()
+    await comm.send_json_to({"action": "resume", "battle": battle_id})
+    return comm
+
+
 async def test_a_battle_is_shown_again_on_another_socket_and_voted_there(
     ws_connect, alice, two_models
 ):
-    first = await ws_connect(alice)
-    await first.connect()
-    await first.send_json_to({"action": "start", "prompt": "Explain recursion briefly."})
-    (started,) = await frames_until(first, "battle")
+    first, started = await socket_started(ws_connect, alice)
     await first.disconnect()  # mid-stream
-    second = await ws_connect(alice)
-    await second.connect()
-    await second.send_json_to({"action": "resume", "battle": started["battle"]})
+    second = await socket_resumed(ws_connect, alice, started["battle"])
     frames = await frames_until(second, "turn_complete", "void", "error")
     assert frames[0] == {"type": "battle", "battle": started["battle"], "turn": 0, "resumed": True}
-    texts = await database_sync_to_async(
-        lambda: dict(
-            Answer.objects.filter(turn__battle_id=started["battle"]).values_list("side", "text")
-        )
-    )()
+    texts = await database_sync_to_async(answer_texts)(started["battle"])
     assert (pane_text(frames, "a"), pane_text(frames, "b")) == (texts["a"], texts["b"])
     await second.send_json_to({"action": "vote", "choice": "b"})
     assert (await frames_until(second, "revealed"))[-1]["choice"] == "b"
@@ -244,19 +253,10 @@ async def test_a_battle_is_shown_again_on_another_socket_and_voted_there(
 async def test_a_second_tab_on_a_battle_while_it_streams_gets_all_of_it_too(
     ws_connect, alice, two_models
 ):
-    first = await ws_connect(alice)
-    await first.connect()
-    await first.send_json_to({"action": "start", "prompt": "Explain recursion briefly."})
-    (started,) = await frames_until(first, "battle")
-    second = await ws_connect(alice)
-    await second.connect()
-    await second.send_json_to({"action": "resume", "battle": started["battle"]})
+    first, started = await socket_started(ws_connect, alice)
+    second = await socket_resumed(ws_connect, alice, started["battle"])
     seen = [await frames_until(comm, "turn_complete", "void", "error") for comm in (first, second)]
-    texts = await database_sync_to_async(
-        lambda: dict(
-            Answer.objects.filter(turn__battle_id=started["battle"]).values_list("side", "text")
-        )
-    )()
+    texts = await database_sync_to_async(answer_texts)(started["battle"])
     for frames in seen:
         assert frames[-1]["type"] == "turn_complete"
         assert (pane_text(frames, "a"), pane_text(frames, "b")) == (texts["a"], texts["b"])

@@ -11,8 +11,8 @@ from channels.db import database_sync_to_async
 from django.conf import settings
 from websockets.asyncio.client import connect
 
-from arena.battles.models import Answer, Battle
-from tests.helpers import RECEIVE_TIMEOUT, assert_no_identity, session_headers
+from arena.battles.models import Battle
+from tests.helpers import RECEIVE_TIMEOUT, answer_texts, assert_no_identity, session_headers
 
 pytestmark = pytest.mark.skipif(
     not settings.REDIS_URL,
@@ -51,11 +51,7 @@ async def test_a_battle_started_on_one_web_process_is_shown_and_voted_on_another
         frames = await frames_until(sock, "turn_complete", "void", "error")
         assert frames[0] == {"type": "battle", "battle": battle_id, "turn": 0, "resumed": True}
         assert frames[-1]["type"] == "turn_complete"
-        answers = await database_sync_to_async(
-            lambda: dict(
-                Answer.objects.filter(turn__battle_id=battle_id).values_list("side", "text")
-            )
-        )()
+        answers = await database_sync_to_async(answer_texts)(battle_id)
         deltas = [f for f in frames if f["type"] == "delta"]
         assert "".join(f["a"] for f in deltas) == answers["a"]
         assert "".join(f["b"] for f in deltas) == answers["b"]
