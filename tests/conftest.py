@@ -151,56 +151,83 @@ def ws_connect() -> Callable[[User | None], Awaitable[WebsocketCommunicator]]:
     return connect
 
 
+class DaphneServer:
+    """The real app under daphne in its own process, on the test's committed data, on a port
+    of its own that it keeps across restarts."""
+
+    def __init__(self, log_name: str) -> None:
+        self.port = free_port()
+        self.url = f"http://127.0.0.1:{self.port}"
+        self.log = open(ROOT / "var" / log_name, "w")  # noqa: SIM115
+        self.proc: subprocess.Popen | None = None
+
+    def start(self) -> None:
+        self.proc = subprocess.Popen(
+            [
+                sys.executable,
+                "-m",
+                "daphne",
+                "-b",
+                "127.0.0.1",
+                "-p",
+                str(self.port),
+                "arena.asgi:application",
+            ],
+            env=subprocess_env(),
+            cwd=ROOT,
+            stdout=self.log,
+            stderr=subprocess.STDOUT,
+        )
+        deadline = time.monotonic() + 60
+        while True:
+            try:
+                urllib.request.urlopen(self.url + "/leaderboard/", timeout=2).close()
+                return
+            except OSError:
+                if self.proc.poll() is not None or time.monotonic() > deadline:
+                    self.proc.kill()
+                    raise RuntimeError(f"daphne did not start; see {self.log.name}") from None
+                time.sleep(0.1)
+
+    def kill(self) -> None:
+        """``kill -9``: no shutdown, every socket dropped at once."""
+        self.proc.kill()
+        self.proc.wait()
+
+    def stop(self) -> None:
+        if self.proc is not None:
+            stop_process(self.proc)
+        self.log.close()
+
+
 @contextlib.contextmanager
-def daphne_process(log_name: str) -> Iterator[str]:
-    """The real app under daphne in its own process, on the test's committed data; its URL."""
-    port = free_port()
-    log = open(ROOT / "var" / log_name, "w")  # noqa: SIM115
-    proc = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "daphne",
-            "-b",
-            "127.0.0.1",
-            "-p",
-            str(port),
-            "arena.asgi:application",
-        ],
-        env=subprocess_env(),
-        cwd=ROOT,
-        stdout=log,
-        stderr=subprocess.STDOUT,
-    )
-    url = f"http://127.0.0.1:{port}"
-    deadline = time.monotonic() + 60
-    while True:
-        try:
-            urllib.request.urlopen(url + "/leaderboard/", timeout=2).close()
-            break
-        except OSError:
-            if proc.poll() is not None or time.monotonic() > deadline:
-                proc.kill()
-                raise RuntimeError(f"daphne did not start; see {log.name}") from None
-            time.sleep(0.1)
+def daphne_process(log_name: str) -> Iterator[DaphneServer]:
+    server = DaphneServer(log_name)
     try:
-        yield url
+        server.start()
+        yield server
     finally:
-        stop_process(proc)
-        log.close()
+        server.stop()
 
 
 @pytest.fixture
 def asgi_server(generation) -> Iterator[str]:
-    with daphne_process("test-daphne.log") as url:
-        yield url
+    with daphne_process("test-daphne.log") as server:
+        yield server.url
 
 
 @pytest.fixture
 def asgi_servers(generation) -> Iterator[tuple[str, str]]:
     """Two web processes on the same database and Redis, as a deployment behind a balancer."""
     with daphne_process("test-daphne-1.log") as one, daphne_process("test-daphne-2.log") as two:
-        yield one, two
+        yield one.url, two.url
+
+
+@pytest.fixture
+def daphne_server(generation) -> Iterator[DaphneServer]:
+    """One web process that a test may kill and start again on the same address."""
+    with daphne_process("test-daphne.log") as server:
+        yield server
 
 
 CHROMIUM = os.environ.get("ARENA_CHROMIUM", "/usr/bin/chromium")

@@ -266,6 +266,8 @@ def vote_cast(*, battle_id: object, rater: User, choice: object) -> Vote:
             if rater.is_banned:
                 raise ServiceError("banned", "Your account may not vote.")
             battle = _battle_of(battle_id=battle_id, rater=rater, lock=True)
+            if (again := _same_vote(battle=battle, choice=choice)) is not None:
+                return again
             _require_ready(battle, "vote")
             prompt = Prompt.objects.select_for_update().get(pk=battle.prompt_id)
             last_turn = battle.turns.order_by("-index").first()
@@ -287,5 +289,13 @@ def vote_cast(*, battle_id: object, rater: User, choice: object) -> Vote:
             battle_streams_end(battle_id=battle.pk)
     except IntegrityError:
         # The unique constraint caught a second vote racing past the status check.
+        if (again := _same_vote(battle=battle, choice=choice)) is not None:
+            return again
         raise ServiceError("already_voted", "This battle has already been voted on.") from None
     return vote
+
+
+def _same_vote(*, battle: Battle, choice: object) -> Vote | None:
+    """The battle's vote if it is this very vote again (the rater's own, the same choice): a
+    retry after a lost reply, answered as the first was. The battle is the rater's already."""
+    return Vote.objects.filter(battle=battle, choice=choice).first()

@@ -23,6 +23,8 @@
   var ws = null;
   var retry = 0;
   var pendingText = null; // what was sent, until the server accepts it
+  var pendingVote = null; // the choice sent, until the reveal comes: sent again after a drop
+  var dropped = false; // the socket closed with a battle on: resume it when it opens again
 
   function setState(next) {
     state = next;
@@ -92,6 +94,14 @@
         pendingText = null;
         battleId = msg.battle;
         root.dataset.battle = battleId;
+        if (msg.resumed && turn) {
+          // The server shows the last turn again from its start: the panes start over with it.
+          turn.a = "";
+          turn.b = "";
+          ["a", "b"].forEach(function (s) { renderSide(turn, s); turn.el[s].dataset.pending = "true"; });
+          setState("generating");
+          showNotice("", "");
+        }
         break;
       case "turn":
         pendingText = null;
@@ -120,6 +130,7 @@
         showNotice(msg.message, "error");
         break;
       case "revealed":
+        pendingVote = null;
         setState("voted");
         ["a", "b"].forEach(function (s) {
           var who = msg[s];
@@ -131,6 +142,11 @@
         break;
       case "error":
         showNotice(msg.message, "error");
+        if (msg.code === "battle_void") setState("void");
+        if (pendingVote !== null) {
+          pendingVote = null;
+          setState(state); // the vote was refused: the buttons are live again if it may be
+        }
         if (state === "generating" && pendingText !== null) {
           // The start or follow-up was refused: undo the optimistic turn, keep the text.
           turns.pop();
@@ -152,17 +168,30 @@
     ws.onopen = function () {
       retry = 0;
       root.dataset.connected = "true";
+      if (!dropped) return;
+      dropped = false;
+      // Back, perhaps on another web process: a vote whose reply was lost is sent again (the
+      // server answers a repeat with the reveal); a battle under way is shown again.
+      if (pendingVote !== null) {
+        send({ action: "vote", battle: battleId, choice: pendingVote });
+      } else if (battleId && (state === "generating" || state === "ready")) {
+        send({ action: "resume", battle: battleId });
+      }
     };
     ws.onmessage = function (e) {
       try { onFrame(JSON.parse(e.data)); } catch (err) { console.error(err); }
     };
     ws.onclose = function () {
       root.dataset.connected = "false";
-      if (state === "generating") {
+      if (state === "generating" && !battleId) {
+        // Dropped before the server said the battle exists: nothing to come back to.
         setState("void");
-        showNotice("The connection dropped while the answers were streaming. Start a new battle.", "error");
+        showNotice("The connection dropped before the battle started. Start a new battle.", "error");
+      } else if (battleId && (state === "generating" || state === "ready" || pendingVote !== null)) {
+        dropped = true;
+        showNotice("The connection dropped. Reconnecting to carry on with this battle…", "info");
       }
-      retry = Math.min(retry + 1, 6);
+      retry = Math.min(retry + 1, 4); // at most 4 s between tries
       setTimeout(connect, 250 * Math.pow(2, retry));
     };
   }
@@ -198,8 +227,10 @@
   }
 
   function vote(choice) {
-    if (state !== "ready") return;
-    if (send({ action: "vote", choice: choice })) {
+    if (state !== "ready" || pendingVote !== null) return;
+    // Always naming the battle, so the vote means the same on any socket, after any drop.
+    if (send({ action: "vote", battle: battleId, choice: choice })) {
+      pendingVote = choice;
       voteButtons.forEach(function (b) { b.disabled = true; });
     }
   }

@@ -5,10 +5,18 @@ from __future__ import annotations
 import json
 
 import pytest
+from django.conf import settings
 from playwright.sync_api import expect
 
-from arena.battles.models import Vote
-from tests.helpers import PASSWORD, ROOT, assert_no_identity, make_two_models, make_user
+from arena.battles.models import Battle, Vote
+from tests.helpers import (
+    PASSWORD,
+    ROOT,
+    answer_texts,
+    assert_no_identity,
+    make_two_models,
+    make_user,
+)
 
 pytestmark = [pytest.mark.browser, pytest.mark.usefixtures("generation")]
 
@@ -123,3 +131,39 @@ def test_rater_signs_up_battles_votes_by_keyboard_and_sees_the_reveal(
     assert vote.choice == "a" and vote.rater.email == "carol@example.com"
     frames = [json.loads(r) for r in received if r.startswith('{"type"')]
     assert [f["type"] for f in frames][-1] == "revealed"
+
+
+@pytest.mark.skipif(
+    not settings.REDIS_URL,
+    reason="a battle outlives its web process when its streams are on Redis (CI); the embedded "
+    "default is one process whose streams and generation die with it",
+)
+def test_a_battle_carries_on_after_its_web_process_is_killed_mid_stream(
+    daphne_server, browser_page
+):
+    # Slow enough that the kill lands mid-stream: 40 tokens at 12 tokens/s on each side.
+    models = make_two_models(tokens_per_s=12)
+    make_user("fay@example.com")
+    page = browser_page
+    sign_in(page, daphne_server.url, "fay@example.com")
+    page.fill("#prompt", "Describe a lighthouse at dusk.")
+    page.click("#send")
+    page.wait_for_selector("#pane-a .bot-msg[data-pending=false]")  # some text is shown
+    assert page.get_attribute("#arena", "data-state") == "generating"
+    daphne_server.kill()
+    page.wait_for_selector("#arena[data-connected=false]")
+    daphne_server.start()
+    page.wait_for_selector("#arena[data-state=ready]")  # resumed on the new process, shown whole
+    battle = Battle.objects.get()
+    texts = answer_texts(battle.pk)
+    panes = {s: page.inner_text(f"#pane-{s} .bot-msg") for s in "ab"}
+    for side in "ab":  # rendered markdown: every word of the answer, none twice
+        assert (
+            panes[side].split()
+            == texts[side].replace("#", "").replace("*", "").replace("-", "").split()
+        )
+    assert_no_identity(panes["a"] + panes["b"], models)
+    page.click(".intro")
+    page.keyboard.press("1")
+    page.wait_for_selector("#arena[data-state=voted]")
+    assert Vote.objects.get(battle=battle).choice == "a"

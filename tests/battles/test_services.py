@@ -117,6 +117,16 @@ def test_second_vote_is_rejected(alice, two_models):
 
 
 @needs_generation
+def test_the_same_vote_again_is_answered_as_the_first_and_stored_once(alice, two_models):
+    # A retry after the reply was lost (a dropped socket, a web process killed mid-vote).
+    battle = ready_battle(alice)
+    first = vote_cast(battle_id=battle.pk, rater=alice, choice="tie")
+    again = vote_cast(battle_id=battle.pk, rater=alice, choice="tie")
+    assert again.pk == first.pk
+    assert Vote.objects.filter(battle=battle).count() == 1
+
+
+@needs_generation
 def test_unknown_choice_is_rejected(alice, two_models):
     battle = ready_battle(alice)
     with pytest.raises(ServiceError) as err:
