@@ -18,6 +18,8 @@ from typing import Any
 from channels.db import database_sync_to_async
 from channels.generic.websocket import AsyncWebsocketConsumer
 from django.conf import settings
+from django.db import DatabaseError
+from redis import RedisError
 
 from accounts import ratelimits
 from accounts.models import User
@@ -25,6 +27,7 @@ from arena.battles import selectors, services
 from arena.battles.live import Watch, schedule
 from arena.battles.models import Battle, Turn
 from arena.core.errors import ServiceError
+from arena.core.text import text_clean
 from arena.generation.services import battle_void_overdue, turn_deadline_s
 from arena.integrity.checks import has_finding
 from arena.integrity.models import VoteFlag
@@ -72,14 +75,15 @@ class BattleConsumer(AsyncWebsocketConsumer):
 
     async def receive(self, text_data: str | None = None, bytes_data: bytes | None = None):
         limit = settings.ARENA["WS_MESSAGE_MAX_BYTES"]
-        raw = text_data if text_data is not None else bytes_data
-        if raw is None or len(raw) > limit:
+        if text_data is None:
+            return await self._error("binary_frame", "Send messages as text, not binary.")
+        if len(text_data) > limit:
             return await self._error(
                 "message_too_large", f"Messages are limited to {limit:,} bytes."
             )
         try:
-            message = json.loads(raw)
-        except (ValueError, UnicodeDecodeError):
+            message = json.loads(text_data)
+        except (ValueError, RecursionError):  # RecursionError: nested too deep to parse
             return await self._error("malformed", "That message was not valid JSON.")
         if not isinstance(message, dict) or not isinstance(message.get("action"), str):
             return await self._error("malformed", "A message needs an 'action'.")
@@ -90,17 +94,25 @@ class BattleConsumer(AsyncWebsocketConsumer):
             "vote": self._vote,
         }.get(message["action"])
         if handler is None:
-            return await self._error("unknown_action", f"Unknown action {message['action']!r}.")
+            action = text_clean(message["action"])[:40]
+            return await self._error("unknown_action", f"Unknown action {action!r}.")
         try:
             await handler(message)
         except ServiceError as exc:
             await self._error(exc.code, exc.message)
+        except (DatabaseError, RedisError, OSError):
+            # The database or Redis is briefly gone: say so and keep the socket; the page may
+            # try again.
+            log.exception("a battle action failed for want of the database or Redis")
+            await self._error(
+                "unavailable", "The arena is briefly unavailable. Try again in a moment."
+            )
 
     async def _start(self, message: dict) -> None:
         if limited := await ratelimits.check_websocket("battle_start", self.scope):
             return await self._send(limited.frame())  # first, so a refusal writes nothing
         prompt_id = message.get("prompt_id")
-        if prompt_id is not None and not isinstance(prompt_id, int):
+        if isinstance(prompt_id, bool) or not isinstance(prompt_id, int):
             prompt_id = None
         self._leave()
         # One trip to the database: the battle, its first turn's sides and the names to

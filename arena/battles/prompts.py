@@ -9,13 +9,15 @@ from arena.battles.models import Prompt
 from arena.battles.prompt_files import ImportReport, parse_prompts
 from arena.battles.selectors import prompt_random
 from arena.core.errors import ServiceError
-from arena.core.text import prompt_hash
+from arena.core.text import prompt_hash, text_clean
 from arena.integrity.gold import gold_draw
 
 
 def prompt_clean_text(text: object, *, refused: str = "") -> str:
     """The text of a prompt or follow-up, stripped; refused when empty or over the limit.
     ``refused`` ends the message of a refusal, telling what became of the text."""
+    if isinstance(text, str):
+        text = text_clean(text)
     if not isinstance(text, str) or not text.strip():
         raise ServiceError("empty_prompt", "Type a prompt first: it cannot be empty.")
     limit = settings.ARENA["PROMPT_MAX_CHARS"]

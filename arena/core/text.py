@@ -13,6 +13,17 @@ _BOLD = re.compile(r"\*\*(?=\S)(.+?)(?<=\S)\*\*|__(?=\S)(.+?)(?<=\S)__", re.DOTA
 _FENCE = re.compile(r"^(```|~~~).*?^\1", re.MULTILINE | re.DOTALL)
 
 
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def text_clean(text: str) -> str:
+    """Text as it may be stored and sent on: NUL bytes dropped (PostgreSQL refuses them) and
+    lone surrogates, which no encoding can carry, replaced by U+FFFD."""
+    if "\x00" in text:
+        text = text.replace("\x00", "")
+    return _LONE_SURROGATE.sub("\ufffd", text)
+
+
 def normalise_prompt(text: str) -> str:
     """Unicode NFKC, case-folded, whitespace collapsed: two prompts that differ only so are one."""
     return _WS.sub(" ", unicodedata.normalize("NFKC", text).casefold()).strip()

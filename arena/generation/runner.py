@@ -14,7 +14,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import asdict, dataclass
 
 from arena.backends.base import Backend, ChatRequest, Finished, Routed, StreamError, TextDelta
-from arena.core.text import estimate_tokens
+from arena.core.text import estimate_tokens, text_clean
 
 log = logging.getLogger(__name__)
 
@@ -65,11 +65,11 @@ async def stream_answer(
                 if isinstance(event, Routed):
                     replica = event.replica
                 elif isinstance(event, TextDelta):
-                    if not event.text:
+                    text = text_clean(event.text)[: max_chars - size]
+                    if not text:
                         continue
                     if ttft_ms is None:
                         ttft_ms = (time.perf_counter() - started) * 1000
-                    text = event.text[: max_chars - size]
                     parts.append(text)
                     size += len(text)
                     await on_delta(text)

@@ -159,6 +159,12 @@ async def test_signed_out_websocket_is_refused(ws_connect, db):
         ('{"action": "start"}', "empty_prompt"),
         ('{"action": "vote", "choice": "a"}', "no_battle"),
         ('{"action": "follow_up", "text": "hi"}', "no_battle"),
+        ("[" * 5000 + "]" * 5000, "malformed"),  # nested too deep to parse
+        ('{"action": "start", "prompt": ' + "[" * 3000 + "]" * 3000 + "}", "malformed"),
+        ('{"action": "\\u0000\\ud800"}', "unknown_action"),
+        ('{"action": "start", "prompt": "\\u0000\\u0000"}', "empty_prompt"),
+        ('{"action": "vote", "choice": {"a": 1}, "battle": [1]}', "unknown_choice"),
+        ('{"action": "resume", "battle": {"x": 1}}', "no_battle"),
     ],
 )
 async def test_bad_messages_get_a_clear_error_and_change_nothing(
@@ -170,6 +176,30 @@ async def test_bad_messages_get_a_clear_error_and_change_nothing(
     frame = await comm.receive_json_from(timeout=RECEIVE_TIMEOUT)
     assert frame["type"] == "error" and frame["code"] == code and frame["message"]
     assert not await database_sync_to_async(Battle.objects.exists)()
+    await comm.disconnect()
+
+
+async def test_a_binary_frame_gets_a_clear_error(ws_connect, alice, two_models):
+    comm = await ws_connect(alice)
+    await comm.connect()
+    await comm.send_to(bytes_data=b'{"action": "start", "prompt": "hi"}')
+    frame = await comm.receive_json_from(timeout=RECEIVE_TIMEOUT)
+    assert frame["code"] == "binary_frame"
+    await comm.send_json_to({"action": "vote", "choice": "a"})  # the socket is still open
+    assert (await comm.receive_json_from(timeout=RECEIVE_TIMEOUT))["code"] == "no_battle"
+    await comm.disconnect()
+
+
+async def test_nul_bytes_and_lone_surrogates_are_cleaned_out_of_a_prompt(
+    ws_connect, alice, two_models
+):
+    comm = await ws_connect(alice)
+    await comm.connect()
+    await comm.send_to(text_data='{"action": "start", "prompt": "Why\\u0000 is \\ud800 sky?"}')
+    frames = await frames_until(comm, "turn_complete", "void", "error")
+    assert frames[-1]["type"] == "turn_complete"
+    text = await database_sync_to_async(lambda: Battle.objects.get().prompt.text)()
+    assert text == "Why is \ufffd sky?"
     await comm.disconnect()
 
 

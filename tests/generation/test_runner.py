@@ -122,3 +122,10 @@ async def test_deltas_arriving_during_a_send_go_together_in_order():
     await coalescer.flush()
 
     assert sent == ["one ", "two three four"]
+
+
+async def test_nul_bytes_and_lone_surrogates_from_a_model_are_cleaned_before_anything_else():
+    result, shown = await run(prefix="Nul\x00 here, half \ud800 there. ")
+    assert result.status == "ok"
+    assert result.text.startswith("Nul here, half \ufffd there. ")
+    assert shown == result.text
