@@ -52,12 +52,21 @@ class Pacer:
         if not pane.done:
             pane.text += text
             pane.held = (-1, -1, 0)
-            if self.redact is not None:
-                unshown = pane.text[pane.shown :]
-                cleaned = self.redact(unshown)
-                if cleaned != unshown:
-                    self.redactions += 1
-                    pane.text = pane.text[: pane.shown] + cleaned
+            self._redact(pane)
+
+    def _redact(self, pane: _Pane) -> None:
+        """Names in the text not yet shown, redacted; a held tail (a name, or a name's version,
+        perhaps still arriving) waits for the text after it, or the end of its side."""
+        if self.redact is None:
+            return
+        held = self.hold(pane.text, pane.shown) if self.hold and not pane.done else 0
+        cut = len(pane.text) - held
+        unshown = pane.text[pane.shown : cut]
+        cleaned = self.redact(unshown)
+        if cleaned != unshown:
+            self.redactions += 1
+            pane.text = pane.text[: pane.shown] + cleaned + pane.text[cut:]
+            pane.held = (-1, -1, 0)
 
     def _available(self, pane: _Pane) -> int:
         if pane.done or self.hold is None:
@@ -69,7 +78,9 @@ class Pacer:
         return max(0, pane.backlog - held)
 
     def finish(self, side: str) -> None:
-        self.panes[side].done = True
+        pane = self.panes[side]
+        pane.done = True
+        self._redact(pane)  # the held tail too: nothing more will join it
 
     @property
     def started(self) -> bool:

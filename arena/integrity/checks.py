@@ -51,39 +51,58 @@ def asks_identity(text: str) -> bool:
     return any(p.search(text) for p in _QUESTIONS)
 
 
+# What may follow a name as part of it: a version and a variant ("GPT-4o", "Claude-3.5",
+# "gemini-2.5-pro", "Llama3.1"), so the whole token is redacted, not all but "-4".
+_SUFFIX = r"(?:[0-9]+(?:\.[0-9]+)*[A-Za-z]*)?(?:-[A-Za-z0-9]+(?:\.[0-9]+)*)*"
+# The same, cut off anywhere: a tail still arriving.
+_SUFFIX_SO_FAR = r"[0-9A-Za-z.\-]*"
+_SUFFIX_ROOM = 24  # characters of suffix a held tail may grow by
+
+
+def _alternatives(terms: tuple[str, ...]) -> str:
+    clean = sorted({t.strip() for t in terms if t and t.strip()}, key=len, reverse=True)
+    return "|".join(re.escape(t) for t in clean)
+
+
 @lru_cache(maxsize=32)
 def identity_pattern(terms: tuple[str, ...]) -> re.Pattern[str] | None:
-    """One regex for every name, on word boundaries; longest first so 'ChatGPT' beats 'GPT'."""
-    clean = sorted({t.strip() for t in terms if t and t.strip()}, key=len, reverse=True)
-    if not clean:
+    """One regex for every name, with its version suffix, on word boundaries; longest first so
+    'ChatGPT' beats 'GPT'."""
+    alternatives = _alternatives(terms)
+    if not alternatives:
         return None
-    alternatives = "|".join(re.escape(t) for t in clean)
     # Not inside a longer Latin word ("Metaphor"), but "GPT-4", "Claude's" and names run
     # into CJK text ("我是Claude模型") still count.
-    return re.compile(rf"(?<![A-Za-z0-9_])(?:{alternatives})(?![A-Za-z])", re.IGNORECASE)
+    return re.compile(rf"(?<![A-Za-z0-9_])(?:{alternatives}){_SUFFIX}(?![A-Za-z])", re.IGNORECASE)
 
 
 @lru_cache(maxsize=32)
-def _name_prefixes(terms: tuple[str, ...]) -> tuple[frozenset[str], int]:
+def _name_prefixes(terms: tuple[str, ...]) -> tuple[frozenset[str], int, re.Pattern[str] | None]:
     clean = [t.strip().lower() for t in terms if t and t.strip()]
     prefixes = frozenset(t[:k] for t in clean for k in range(1, len(t) + 1))
-    return prefixes, max(map(len, clean), default=0)
+    alternatives = _alternatives(terms)
+    whole = (
+        re.compile(rf"(?:{alternatives}){_SUFFIX_SO_FAR}", re.IGNORECASE) if alternatives else None
+    )
+    return prefixes, max(map(len, clean), default=0), whole
 
 
 def name_tail(text: str, shown: int, terms: tuple[str, ...]) -> int:
     """How many characters at the end of ``text`` (past the first ``shown``) could be the
-    start of a protected name, and so must wait for more text before they are shown.
+    start of a protected name, or a whole name whose version suffix may still be arriving,
+    and so must wait for more text before they are shown.
 
     Only such a tail is held back: one that begins where a name may begin (as in
     ``identity_pattern``: not right after a Latin letter, digit or underscore) and reads,
-    ignoring case, as the beginning of some term.
+    ignoring case, as the beginning of some term, or as a term and a suffix so far.
     """
-    prefixes, longest = _name_prefixes(terms)
+    prefixes, longest, whole = _name_prefixes(terms)
     end = len(text)
-    for start in range(max(shown, end - longest), end):
+    for start in range(max(shown, end - longest - _SUFFIX_ROOM), end):
         if start and _WORD_CHAR.match(text[start - 1]):
             continue
-        if text[start:end].lower() in prefixes:
+        tail = text[start:end]
+        if tail.lower() in prefixes or (whole is not None and whole.fullmatch(tail)):
             return end - start
     return 0
 

@@ -106,8 +106,10 @@ def gold_items_with_use(items: QuerySet[GoldItem]) -> QuerySet[GoldItem]:
 
 def identity_terms() -> tuple[str, ...]:
     """Every name that would unblind a battle: the configured vendor and model names plus each
-    model's public name and model id."""
+    model's public name, model id, organisation and vendor."""
     terms = list(settings.INTEGRITY["IDENTITY_TERMS"])
-    for name, model_id in ModelEntry.objects.values_list("public_name", "model_id"):
-        terms += [name, model_id]
+    for fields in ModelEntry.objects.values_list(
+        "public_name", "model_id", "organisation", "vendor"
+    ):
+        terms += fields
     return tuple(sorted({t for t in terms if t and len(t) > 1}))

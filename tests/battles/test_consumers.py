@@ -441,6 +441,26 @@ async def test_an_answer_naming_a_model_is_redacted_and_the_vote_will_not_count(
     await comm.disconnect()
 
 
+async def test_an_answer_naming_its_maker_or_vendor_is_redacted_too(ws_connect, alice, db):
+    await database_sync_to_async(make_model)("Plain", "plain-1")
+    await database_sync_to_async(make_model)(
+        "Proud",
+        "proud-1",
+        organisation="Demo Labs",
+        vendor="Acmecloud",
+        prefix="Made by Demo Labs, served by Acmecloud: ",
+    )
+    comm = await ws_connect(alice)
+    await comm.connect()
+    frames = await start_battle(comm, "Tell me a fact.")
+    assert frames[-1]["type"] == "turn_complete"
+    shown = (pane_text(frames, "a") + pane_text(frames, "b")).lower()
+    assert "demo labs" not in shown and "acmecloud" not in shown
+    assert "made by [model name], served by [model name]" in shown
+    assert [f["code"] for f in frames if f["type"] == "notice"] == ["identity_leak"]
+    await comm.disconnect()
+
+
 async def test_an_identity_question_is_flagged_before_generation(ws_connect, alice, two_models):
     comm = await ws_connect(alice)
     await comm.connect()

@@ -1,10 +1,14 @@
-"""The pure checks: which tail of a stream could still become a protected name."""
+"""The pure checks: which tail of a stream could still become a protected name, and names
+redacted whole, versions and all, however the stream was split."""
 
 from __future__ import annotations
 
+from functools import partial
+
 import pytest
 
-from arena.integrity.checks import name_tail
+from arena.battles.pacing import Pacer
+from arena.integrity.checks import name_tail, redact
 
 TERMS = ("Claude", "ChatGPT", "GPT", "Deep Owl", "xAI")
 
@@ -37,3 +41,36 @@ def test_text_already_shown_is_not_held_again():
 
 def test_no_terms_hold_nothing():
     assert name_tail("Cla", 0, ()) == 0
+
+
+@pytest.mark.parametrize(
+    ("text", "shown"),
+    [
+        ("I am GPT-4o, hello.", "I am [model name], hello."),
+        ("Made as Claude-3.5.", "Made as [model name]."),
+        ("Try gemini-2.5-pro now", "Try [model name] now"),
+        ("Llama3.1 here", "[model name] here"),
+        ("Claude's answer", "[model name]'s answer"),
+        ("A metaphor for GPT", "A metaphor for [model name]"),
+    ],
+)
+def test_a_name_is_redacted_with_its_version_as_one_token(text, shown):
+    assert redact(text, (*TERMS, "Gemini", "Llama")) == shown
+
+
+@pytest.mark.parametrize("split", range(1, 18))
+def test_a_name_split_across_chunks_is_redacted_whole_with_its_version(split):
+    text = "I am GPT-4o, hi."
+    pacer = Pacer(
+        chars_per_tick=1000,
+        redact=partial(redact, terms=TERMS),
+        hold=partial(name_tail, terms=TERMS),
+    )
+    pacer.feed("a", text[:split])
+    pacer.feed("b", "other side")
+    shown = pacer.tick()["a"]
+    pacer.feed("a", text[split:])
+    pacer.finish("a")
+    pacer.finish("b")
+    shown += pacer.tick()["a"]
+    assert shown == "I am [model name], hi."
