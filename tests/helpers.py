@@ -256,6 +256,11 @@ def answer_texts(battle_id: object) -> dict[str, str]:
     return dict(answers.values_list("side", "text"))
 
 
+def pane_text(frames: list[dict], side: str) -> str:
+    """What one side's pane shows after these frames."""
+    return "".join(f[side] for f in frames if f["type"] == "delta")
+
+
 async def frames_until(comm, *types: str) -> list[dict]:
     """Every frame up to and including the first whose type is one of ``types``."""
     seen: list[dict] = []

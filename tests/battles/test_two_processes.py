@@ -12,7 +12,13 @@ from django.conf import settings
 from websockets.asyncio.client import connect
 
 from arena.battles.models import Battle
-from tests.helpers import RECEIVE_TIMEOUT, answer_texts, assert_no_identity, session_headers
+from tests.helpers import (
+    RECEIVE_TIMEOUT,
+    answer_texts,
+    assert_no_identity,
+    pane_text,
+    session_headers,
+)
 
 pytestmark = pytest.mark.skipif(
     not settings.REDIS_URL,
@@ -52,9 +58,7 @@ async def test_a_battle_started_on_one_web_process_is_shown_and_voted_on_another
         assert frames[0] == {"type": "battle", "battle": battle_id, "turn": 0, "resumed": True}
         assert frames[-1]["type"] == "turn_complete"
         answers = await database_sync_to_async(answer_texts)(battle_id)
-        deltas = [f for f in frames if f["type"] == "delta"]
-        assert "".join(f["a"] for f in deltas) == answers["a"]
-        assert "".join(f["b"] for f in deltas) == answers["b"]
+        assert (pane_text(frames, "a"), pane_text(frames, "b")) == (answers["a"], answers["b"])
         assert_no_identity(json.dumps(frames), two_models)
 
         await sock.send(json.dumps({"action": "vote", "battle": battle_id, "choice": "tie"}))
