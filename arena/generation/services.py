@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import uuid
 from dataclasses import dataclass, fields
-from datetime import timedelta
+from datetime import datetime, timedelta
 
 from django.conf import settings
 from django.db import transaction
@@ -160,3 +160,30 @@ def battle_void_overdue(*, turn_id: int) -> bool:
         return False
     battle_void(battle_id=turn.battle_id, reason="deadline")
     return True
+
+
+# How long past its deadline a turn may stay unfinished before the sweep ends it: the viewer's
+# own deadline check comes first, so the sweep only meets battles no socket is watching.
+STUCK_GRACE_S = 60
+
+
+def battles_void_stuck(*, now: datetime | None = None) -> int:
+    """End every battle still generating well past its turn's deadline, whatever crashed (a
+    worker killed, a task lost, a web process gone): its unfinished answers fail and it is
+    void. The number of battles ended."""
+    now = now or timezone.now()
+    cutoff = now - timedelta(seconds=turn_deadline_s() + STUCK_GRACE_S)
+    unfinished = Answer.objects.filter(
+        turn__created_at__lt=cutoff, turn__battle__status=Battle.Status.GENERATING
+    ).exclude(status__in=Answer.TERMINAL)
+    with transaction.atomic():
+        battle_ids = set(unfinished.values_list("turn__battle_id", flat=True))
+        Answer.objects.filter(pk__in=list(unfinished.values_list("pk", flat=True))).update(
+            status=Answer.Status.ERROR,
+            error_kind="timeout",
+            error_message="The answer did not finish in time.",
+            finished_at=now,
+        )
+        for battle_id in battle_ids:
+            battle_void(battle_id=battle_id, reason="stuck past the deadline")
+    return len(battle_ids)

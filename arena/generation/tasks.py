@@ -2,6 +2,7 @@ from __future__ import annotations
 
 from celery import shared_task
 
+from arena.generation import services
 from arena.generation.worker import answer_generate, answers_generate, run_in_worker_loop
 
 
@@ -25,3 +26,9 @@ def generate_turn(answer_ids: list[int]) -> None:
     """Stream a turn's answers (those on one queue) side by side, started together, so the
     pacer's two panes do not wait on a gap between two tasks' starts."""
     run_in_worker_loop(answers_generate(answer_ids))
+
+
+@shared_task(name="arena.tasks.battles_sweep", ignore_result=True)
+def battles_sweep() -> None:
+    """Every half minute (Celery beat): no battle stays generating past its deadline."""
+    services.battles_void_stuck()

@@ -1,4 +1,4 @@
-"""Generation's writes: the turn deadline voids only what is still unfinished."""
+"""Generation's writes: the turn deadline and the sweep void only what is still unfinished."""
 
 from __future__ import annotations
 
@@ -8,7 +8,12 @@ import pytest
 from django.utils import timezone
 
 from arena.battles.models import Answer, Battle, Turn
-from arena.generation.services import battle_void_overdue, turn_deadline_s
+from arena.generation.services import (
+    STUCK_GRACE_S,
+    battle_void_overdue,
+    battles_void_stuck,
+    turn_deadline_s,
+)
 from tests.helpers import ready_battle
 
 pytestmark = pytest.mark.usefixtures("generation")
@@ -38,3 +43,30 @@ def test_a_turn_past_its_deadline_with_an_answer_unfinished_is_voided(alice, two
     assert (battle.status, battle.void_reason) == (Battle.Status.VOID, "deadline")
     # As the worker would end it, so the fixture does not wait for it in vain.
     Answer.objects.filter(turn=turn, side="b").update(status=Answer.Status.ERROR)
+
+
+def stuck(battle: Battle, seconds_ago: float) -> None:
+    """What a crash leaves: the battle generating, an answer never finished, since then."""
+    Battle.objects.filter(pk=battle.pk).update(status=Battle.Status.GENERATING)
+    turn = battle.turns.get()
+    Turn.objects.filter(pk=turn.pk).update(
+        created_at=timezone.now() - timedelta(seconds=seconds_ago)
+    )
+    Answer.objects.filter(turn=turn, side="a").update(status=Answer.Status.RUNNING)
+    Answer.objects.filter(turn=turn, side="b").update(status=Answer.Status.PENDING)
+
+
+def test_the_sweep_ends_battles_stuck_past_their_deadline_and_only_those(alice, two_models):
+    old, recent = ready_battle(alice), ready_battle(alice, "Another question?")
+    stuck(old, turn_deadline_s() + STUCK_GRACE_S + 1)
+    stuck(recent, 1)
+    assert battles_void_stuck() == 1
+    old.refresh_from_db()
+    assert (old.status, old.void_reason) == (Battle.Status.VOID, "stuck past the deadline")
+    assert set(Answer.objects.filter(turn__battle=old).values_list("status", flat=True)) == {
+        Answer.Status.ERROR
+    }
+    assert Battle.objects.get(pk=recent.pk).status == Battle.Status.GENERATING
+    assert battles_void_stuck() == 0  # nothing twice
+    # As the worker would end them, so the fixture does not wait for them in vain.
+    Answer.objects.filter(turn__battle=recent).update(status=Answer.Status.ERROR)
