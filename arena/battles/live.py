@@ -54,6 +54,7 @@ class Watch:
     redactions: int = 0
     busy: bool = True  # text came in, or some is still to be shown: tick it
     failed: bool = False  # an answer ended without completing
+    live: bool = True  # still being shown: not yet shown whole, failed, voided or left
 
     @classmethod
     def for_turn(
@@ -108,6 +109,7 @@ class Schedule:
 
     def remove(self, watch: Watch) -> None:
         self.watches.pop(watch, None)
+        watch.live = False
 
     async def _run(self) -> None:
         loop = asyncio.get_running_loop()

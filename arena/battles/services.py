@@ -180,6 +180,16 @@ def _battle_of(*, battle_id: object, rater: User, lock: bool = False) -> Battle:
     return battle
 
 
+def battle_abandon(*, battle_id: object, rater: User) -> None:
+    """The rater started another battle on this socket while this one was still generating: it
+    is void (recorded, never counted), and answers not yet begun are never generated."""
+    abandoned = Battle.objects.filter(
+        pk=battle_id, rater=rater, status=Battle.Status.GENERATING
+    ).update(status=Battle.Status.VOID, void_reason="abandoned: a new battle was started")
+    if abandoned:
+        battle_streams_end(battle_id=battle_id)
+
+
 def battle_rejoin(*, battle_id: object, rater: User) -> Battle:
     """The rater's battle, to be shown again (another tab, another web process, a reconnect);
     refused once it is over."""

@@ -75,6 +75,14 @@ def answer_claim(*, answer_id: int) -> GenerationJob | None:
     )
     if answer is None or answer.is_terminal:
         return None
+    if answer.turn.battle.status == Battle.Status.VOID:
+        # Abandoned or voided before its turn came: no model time is spent on it.
+        return _fail(
+            answer,
+            kind="abandoned",
+            message="The battle ended before this answer began.",
+            void_reason="",
+        )
     if answer.status == Answer.Status.RUNNING:
         return _fail(
             answer,

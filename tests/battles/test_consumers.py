@@ -258,6 +258,23 @@ async def test_both_sides_generate_at_the_same_time(ws_connect, alice, db):
     await comm.disconnect()
 
 
+async def test_starting_again_while_a_battle_streams_abandons_it(ws_connect, alice, db):
+    for name in ("Slow One", "Slow Two"):  # slow enough that the first is still streaming
+        await database_sync_to_async(make_model)(name, name.lower().replace(" ", "-"), ttft_ms=400)
+    comm = await ws_connect(alice)
+    await comm.connect()
+    await comm.send_json_to({"action": "start", "prompt": "First question?"})
+    (first,) = await frames_until(comm, "battle")
+    frames = await start_battle(comm, "Second question?")
+    assert frames[-1]["type"] == "turn_complete"
+    battles = await database_sync_to_async(
+        lambda: {str(b.pk): (b.status, b.void_reason) for b in Battle.objects.all()}
+    )()
+    assert battles[first["battle"]] == (Battle.Status.VOID, "abandoned: a new battle was started")
+    assert battles[frames[0]["battle"]][0] == Battle.Status.READY
+    await comm.disconnect()
+
+
 async def test_websocket_from_a_foreign_origin_is_refused(alice, db):
     from channels.testing import WebsocketCommunicator
 

@@ -71,3 +71,15 @@ def test_generation_goes_to_the_models_pool_queue_at_arena_priority(transactiona
         assert sorted(body[0][0]) == sorted(answers)
     finally:
         client.delete(key, "arena-test-pool")
+
+
+@needs_generation
+def test_an_answer_whose_battle_ended_before_it_began_is_never_generated(alice, two_models):
+    battle = ready_battle(alice)
+    answer = Answer.objects.filter(turn__battle=battle).first()
+    Answer.objects.filter(pk=answer.pk).update(status=Answer.Status.PENDING, text="")
+    Battle.objects.filter(pk=battle.pk).update(status=Battle.Status.VOID, void_reason="abandoned")
+    async_to_sync(answer_generate)(answer.pk)
+    answer.refresh_from_db()
+    assert (answer.status, answer.error_kind, answer.text) == (Answer.Status.ERROR, "abandoned", "")
+    assert Battle.objects.get(pk=battle.pk).void_reason == "abandoned"
