@@ -25,6 +25,7 @@
   var pendingText = null; // what was sent, until the server accepts it
   var pendingVote = null; // the choice sent, until the reveal comes: sent again after a drop
   var dropped = false; // the socket closed with a battle on: resume it when it opens again
+  var resuming = false; // a resume was sent and not yet answered
 
   function setState(next) {
     state = next;
@@ -92,6 +93,7 @@
     switch (msg.type) {
       case "battle":
         pendingText = null;
+        resuming = false;
         battleId = msg.battle;
         root.dataset.battle = battleId;
         if (msg.resumed && turn) {
@@ -143,6 +145,11 @@
       case "error":
         showNotice(msg.message, "error");
         if (msg.code === "battle_void") setState("void");
+        if (resuming) {
+          // The battle cannot be shown again (over, or gone): say why, and let a new one start.
+          resuming = false;
+          if (state === "generating") setState("void");
+        }
         if (pendingVote !== null) {
           pendingVote = null;
           setState(state); // the vote was refused: the buttons are live again if it may be
@@ -175,7 +182,7 @@
       if (pendingVote !== null) {
         send({ action: "vote", battle: battleId, choice: pendingVote });
       } else if (battleId && (state === "generating" || state === "ready")) {
-        send({ action: "resume", battle: battleId });
+        resuming = send({ action: "resume", battle: battleId });
       }
     };
     ws.onmessage = function (e) {
