@@ -7,6 +7,8 @@ import io
 import json
 from dataclasses import dataclass, field
 
+from arena.core.text import text_clean
+
 FIELDS = ("text", "category", "language", "system_prompt")
 
 
@@ -33,6 +35,7 @@ def _row(raw: object) -> dict[str, str]:
             value = ""
         if not isinstance(value, str):
             raise ValueError(f"'{name}' must be a string")
+        value = text_clean(value)  # no NUL or lone surrogate reaches the database
         out[name] = value.strip() if name != "text" else value
     if not out["text"].strip():
         raise ValueError("'text' is missing or empty")
@@ -68,6 +71,8 @@ def parse_prompts(
             rows.append((number, _row(json.loads(line))))
         except json.JSONDecodeError as exc:
             rejected.append((number, f"not valid JSON ({exc.msg})"))
+        except RecursionError:
+            rejected.append((number, "not valid JSON (nested too deep)"))
         except ValueError as exc:
             rejected.append((number, str(exc)))
     return rows, rejected

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from django.conf import settings
+from django.db import transaction
 
 from accounts.models import User
 from arena.battles.models import Prompt
@@ -61,8 +62,10 @@ def prompt_create(
     )
 
 
+@transaction.atomic
 def prompts_import(*, data: bytes, filename: str) -> ImportReport:
-    """Add curated prompts from a JSONL or CSV file; every row not added is reported, with why."""
+    """Add curated prompts from a JSONL or CSV file; every row not added is reported, with why.
+    One transaction: a failure part-way adds none of the file, never a silent part of it."""
     rows, rejected = parse_prompts(data, filename=filename)
     report = ImportReport(rejected=list(rejected))
     for number, fields in rows:

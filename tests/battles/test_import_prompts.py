@@ -85,3 +85,28 @@ def test_a_missing_file_is_a_command_error(db, tmp_path):
     with pytest.raises(CommandError, match="No such file"):
         run_import(tmp_path / "nowhere.jsonl")
     assert not Prompt.objects.exists()
+
+
+def test_hostile_rows_are_cleaned_or_rejected_never_a_crash(db, tmp_path):
+    path = tmp_path / "prompts.jsonl"
+    path.write_text(
+        jsonl(
+            {
+                "text": "Nul\x00 in the text",
+                "category": "ma\x00th",
+                "system_prompt": "Be\x00 brief",
+            },
+            "[" * 3000 + "]" * 3000,
+            {"text": "A lone \ud800 surrogate"},
+        ),
+        encoding="utf-8",
+        errors="surrogatepass",
+    )
+
+    out, err = run_import(path)
+
+    assert out.strip() == "2 prompt(s) added, 0 already present, 1 rejected."
+    assert err.strip() == "prompts.jsonl:2: rejected: not valid JSON (nested too deep)"
+    cleaned = Prompt.objects.get(text="Nul in the text")
+    assert (cleaned.category, cleaned.system_prompt) == ("math", "Be brief")
+    assert Prompt.objects.filter(text="A lone \ufffd surrogate").exists()
