@@ -9,12 +9,52 @@ from django.urls import URLPattern, path
 
 from arena.admin.pools import pools_view
 from arena.backends.http import secret_problems
+from arena.backends.pools import replica_problems
 from arena.catalog.models import ModelEntry, ModelPrice
+
+# Deeper than any backend's settings need; Python's JSON parser gives up near 1,000 levels.
+SETTINGS_MAX_DEPTH = 20
+
+
+class SettingsJSONField(forms.JSONField):
+    """JSON that may be hostile: too deep to parse is a form error, not a crash."""
+
+    def to_python(self, value):
+        try:
+            return super().to_python(value)
+        except RecursionError:
+            raise ValidationError("This JSON is nested too deep.") from None
+
+    def bound_data(self, data, initial):
+        try:
+            return super().bound_data(data, initial)
+        except RecursionError:
+            return forms.fields.InvalidJSONInput(data)
+
+
+def _settings_problems(value: object, depth: int = 0) -> list[str]:
+    """NUL characters (PostgreSQL stores no such JSON) and nesting past the limit."""
+    if depth > SETTINGS_MAX_DEPTH:
+        return [f"Backend settings may nest at most {SETTINGS_MAX_DEPTH} levels deep."]
+    if isinstance(value, str):
+        return ["Backend settings may not contain NUL characters."] if "\x00" in value else []
+    items = (
+        value.items()
+        if isinstance(value, dict)
+        else enumerate(value)
+        if isinstance(value, list)
+        else ()
+    )
+    for key, item in items:
+        if found := _settings_problems(key, depth + 1) + _settings_problems(item, depth + 1):
+            return found
+    return []
 
 
 class ModelEntryForm(forms.ModelForm):
     class Meta:
         model = ModelEntry
+        field_classes = {"backend_settings": SettingsJSONField}
         fields = (
             "public_name",
             "organisation",
@@ -32,7 +72,7 @@ class ModelEntryForm(forms.ModelForm):
             return {}
         if not isinstance(value, dict):
             raise ValidationError("Backend settings must be a JSON object, e.g. {}.")
-        problems = secret_problems(value)
+        problems = _settings_problems(value) or secret_problems(value) + replica_problems(value)
         if problems:
             raise ValidationError(problems)
         return value

@@ -60,6 +60,22 @@ def replica_url(entry: dict) -> str:
     return str(entry["base_url"]).rstrip("/")
 
 
+def replica_problems(settings: dict) -> list[str]:
+    """What is wrong with a backend's ``replicas``, as the pool would read them; empty when
+    they are fine (or absent)."""
+    replicas = settings.get("replicas")
+    if replicas is None:
+        return []
+    if not isinstance(replicas, list):
+        return ["'replicas' must be a list of objects, each with a 'base_url'."]
+    problems = []
+    for i, entry in enumerate(replicas):
+        url = entry.get("base_url") if isinstance(entry, dict) else None
+        if not isinstance(url, str) or not url.startswith(("http://", "https://")):
+            problems.append(f"'replicas[{i}]' needs a 'base_url' starting http:// or https://.")
+    return problems
+
+
 def replica_urls(settings: dict) -> list[str]:
     """Each replica's URL in a backend's settings, in the order configured. A backend without
     replicas counts as one: its own ``base_url``, or "" where it names none (in process, or the

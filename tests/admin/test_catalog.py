@@ -145,3 +145,30 @@ def test_pool_page_shows_replica_health_throughput_and_vote_cost(client):
     assert "5.00" in page  # replica-hours per day at 3600 votes
     assert "<strong>down</strong>" in page
     assert client.get("/admin/arena/modelentry/").status_code == 200
+
+
+@pytest.mark.parametrize(
+    ("raw", "says"),
+    [
+        ("[" * 3000 + "]" * 3000, "nested too deep"),
+        (json.dumps({"a": {"b": [[[[[[[[[[[[[[[[[[[[[[1]]]]]]]]]]]]]]]]]]]]]]}}), "levels deep"),
+        (json.dumps({"base_url": "http://x/\x00"}), "NUL"),
+        (json.dumps({"replicas": 5}), "must be a list of objects"),
+        (json.dumps({"replicas": [{"base_url": "vllm:8000"}]}), "replicas[0]"),
+    ],
+)
+def test_hostile_backend_settings_are_a_form_error_not_a_crash(db, admin_client, raw, says):
+    page = admin_client.post(
+        reverse("admin:arena_modelentry_add"),
+        {
+            "public_name": "Granite Finch",
+            "model_id": "gf-1",
+            "backend": ModelEntry.Backend.OPENAI_COMPATIBLE,
+            "backend_settings": raw,
+            "supported_params": "[]",
+            "active": "on",
+        },
+    )
+    assert page.status_code == 200  # the form again, with its error
+    assert says in page.content.decode()
+    assert not ModelEntry.objects.filter(model_id="gf-1").exists()
