@@ -28,7 +28,7 @@ from arena.battles.live import Watch, schedule
 from arena.battles.models import Battle, Turn
 from arena.core.errors import ServiceError
 from arena.core.text import text_clean
-from arena.generation.services import battle_void_overdue, turn_deadline_s
+from arena.generation.services import battle_void, battle_void_overdue, turn_deadline_s
 from arena.integrity.checks import has_finding
 from arena.integrity.models import VoteFlag
 from arena.integrity.selectors import identity_terms
@@ -201,6 +201,9 @@ class BattleConsumer(AsyncWebsocketConsumer):
     def turn_overdue(self, watch: Watch) -> None:
         self._spawn(self._check_deadline(watch))
 
+    def pacing_failed(self, watch: Watch) -> None:
+        self._spawn(self._end_unpaceable(watch))
+
     async def _note_redaction(self, watch: Watch) -> None:
         await database_sync_to_async(battle_note_redaction)(battle_id=watch.battle_id)
         if watch is self.watch:
@@ -215,6 +218,10 @@ class BattleConsumer(AsyncWebsocketConsumer):
         if await database_sync_to_async(battle_void_overdue)(turn_id=watch.turn_id):
             schedule().remove(watch)
             await self._void(watch, TIMEOUT_MESSAGE)
+
+    async def _end_unpaceable(self, watch: Watch) -> None:
+        await database_sync_to_async(battle_void)(battle_id=watch.battle_id, reason="pacing failed")
+        await self._void(watch, VOID_MESSAGE)
 
     async def _notice(self, code: str, message: str) -> None:
         if code == QUESTION:

@@ -39,6 +39,8 @@ class Viewer(Protocol):
 
     def turn_overdue(self, watch: Watch) -> None: ...
 
+    def pacing_failed(self, watch: Watch) -> None: ...
+
 
 @dataclass(eq=False)
 class Watch:
@@ -143,9 +145,13 @@ class Schedule:
         for watch in watches:
             try:
                 await self._step(loop, watch)
-            except Exception:  # one socket's failure is its own, not every rater's
+            except OSError:  # the socket is gone: the rater may come back and resume
+                log.info("a battle's socket went away mid-frame", exc_info=True)
+                self.remove(watch)
+            except Exception:  # a bug pacing this battle: it cannot be shown blind, so it ends
                 log.exception("pacing a battle failed")
                 self.remove(watch)
+                watch.viewer.pacing_failed(watch)
 
     async def _step(self, loop: asyncio.AbstractEventLoop, watch: Watch) -> None:
         if watch not in self.watches:

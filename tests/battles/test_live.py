@@ -25,7 +25,7 @@ class Recorder:
 
     async def send_frame(self, payload: dict) -> None:
         if self.broken:
-            raise ConnectionResetError("the socket went away")
+            raise ConnectionResetError("the socket went away")  # an OSError
         self.frames.append(payload)
 
     def text(self, side: str) -> str:
@@ -46,6 +46,9 @@ class Recorder:
 
     def turn_overdue(self, watch: Watch) -> None:
         self._end("overdue")
+
+    def pacing_failed(self, watch: Watch) -> None:
+        self._end("pacing failed")
 
 
 def a_turn() -> tuple[uuid.UUID, TurnSides]:
@@ -143,3 +146,21 @@ async def test_a_stalled_turn_asks_its_viewer_about_the_deadline():
     await asyncio.wait_for(viewer.ended.wait(), RECEIVE_TIMEOUT)  # no answer ever comes
     assert viewer.told == ["overdue"]
     schedule().remove(next(w for w in schedule().watches if w.viewer is viewer))
+
+
+async def test_a_bug_pacing_a_battle_ends_that_battle_and_no_other():
+    buggy_id, buggy_turn = a_turn()
+    battle_id, turn = a_turn()
+    buggy, fine = Recorder(), Recorder()
+    broken = watch(buggy, buggy_id, buggy_turn)
+
+    def tick():
+        raise ValueError("a pacing bug")
+
+    broken.pacer.tick = tick
+    schedule().add(broken)
+    schedule().add(watch(fine, battle_id, turn))
+    await asyncio.gather(generate(buggy_id, {1: A, 2: B}), generate(battle_id, {1: A, 2: B}))
+    await asyncio.wait_for(asyncio.gather(buggy.ended.wait(), fine.ended.wait()), RECEIVE_TIMEOUT)
+    assert (buggy.told, fine.told) == (["pacing failed"], ["shown"])
+    assert fine.text("a") == "".join(A)
