@@ -115,7 +115,7 @@ class BattleConsumer(AsyncWebsocketConsumer):
         if isinstance(prompt_id, bool) or not isinstance(prompt_id, int):
             prompt_id = None
         # A battle still being shown on this socket is abandoned by the new one.
-        abandoned = self.battle_id if self.watch is not None and self.watch.live else None
+        abandoned = self.battle_id if self.watch is not None and self.watch in schedule() else None
         self._leave()
         # One trip to the database: the battle, its first turn's sides and the names to
         # redact, which hold for the whole battle.

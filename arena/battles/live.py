@@ -56,7 +56,6 @@ class Watch:
     redactions: int = 0
     busy: bool = True  # text came in, or some is still to be shown: tick it
     failed: bool = False  # an answer ended without completing
-    live: bool = True  # still being shown: not yet shown whole, failed, voided or left
 
     @classmethod
     def for_turn(
@@ -111,7 +110,10 @@ class Schedule:
 
     def remove(self, watch: Watch) -> None:
         self.watches.pop(watch, None)
-        watch.live = False
+
+    def __contains__(self, watch: Watch) -> bool:
+        """Is the watch's turn still being shown (not shown whole, failed, voided or left)?"""
+        return watch in self.watches
 
     async def _run(self) -> None:
         loop = asyncio.get_running_loop()
@@ -130,7 +132,10 @@ class Schedule:
             for key in watch.cursors:
                 readers.setdefault(key, []).append(watch)
         cursors = {
-            key: min((w.cursors[key] for w in ws), key=entry_order) for key, ws in readers.items()
+            key: ws[0].cursors[key]
+            if len(ws) == 1
+            else min((w.cursors[key] for w in ws), key=entry_order)
+            for key, ws in readers.items()
         }
         try:
             entries = await answer_streams().read(cursors)
@@ -138,7 +143,11 @@ class Schedule:
             log.exception("reading the answer streams failed")
             entries = []
         for entry in entries:
-            for watch in readers[entry.key]:
+            ws = readers[entry.key]
+            if len(ws) == 1:  # the usual case: the read was from this watch's own cursor
+                watch_take(ws[0], entry)
+                continue
+            for watch in ws:
                 cursor = watch.cursors.get(entry.key)
                 if cursor is not None and entry_order(entry.id) > entry_order(cursor):
                     watch_take(watch, entry)

@@ -22,7 +22,7 @@ from arena.catalog.models import ModelEntry
 from arena.core.errors import ServiceError
 from arena.core.text import style_counts
 from arena.generation.dispatch import generation_enqueue
-from arena.generation.services import battle_streams_end
+from arena.generation.services import battle_streams_end, battle_void
 from arena.integrity import gold
 from arena.integrity.checks import asks_identity
 from arena.integrity.services import battle_note_identity_question, vote_flags_record
@@ -183,11 +183,12 @@ def _battle_of(*, battle_id: object, rater: User, lock: bool = False) -> Battle:
 def battle_abandon(*, battle_id: object, rater: User) -> None:
     """The rater started another battle on this socket while this one was still generating: it
     is void (recorded, never counted), and answers not yet begun are never generated."""
-    abandoned = Battle.objects.filter(
-        pk=battle_id, rater=rater, status=Battle.Status.GENERATING
-    ).update(status=Battle.Status.VOID, void_reason="abandoned: a new battle was started")
-    if abandoned:
-        battle_streams_end(battle_id=battle_id)
+    battle = _battle_of(battle_id=battle_id, rater=rater)
+    battle_void(
+        battle_id=battle.pk,
+        reason="abandoned: a new battle was started",
+        statuses=(Battle.Status.GENERATING,),
+    )
 
 
 def battle_rejoin(*, battle_id: object, rater: User) -> Battle:
@@ -276,7 +277,9 @@ def vote_cast(*, battle_id: object, rater: User, choice: object) -> Vote:
             if rater.is_banned:
                 raise ServiceError("banned", "Your account may not vote.")
             battle = _battle_of(battle_id=battle_id, rater=rater, lock=True)
-            if (again := _same_vote(battle=battle, choice=choice)) is not None:
+            if battle.status == Battle.Status.VOTED and (
+                again := _same_vote(battle=battle, choice=choice)
+            ):
                 return again
             _require_ready(battle, "vote")
             prompt = Prompt.objects.select_for_update().get(pk=battle.prompt_id)

@@ -133,11 +133,17 @@ def answer_finish(*, answer_id: int, result: StreamResult) -> str:
 
 
 @transaction.atomic
-def battle_void(*, battle_id: object, reason: str) -> None:
-    """The battle cannot be voted on and will not count; a finished battle stays as it is."""
-    voided = Battle.objects.filter(
-        pk=battle_id, status__in=[Battle.Status.GENERATING, Battle.Status.READY]
-    ).update(status=Battle.Status.VOID, void_reason=reason[:200])
+def battle_void(
+    *,
+    battle_id: object,
+    reason: str,
+    statuses: tuple[str, ...] = (Battle.Status.GENERATING, Battle.Status.READY),
+) -> None:
+    """The battle cannot be voted on and will not count; a finished battle stays as it is.
+    ``statuses``: the ones it may be voided from (a battle being abandoned: only generating)."""
+    voided = Battle.objects.filter(pk=battle_id, status__in=statuses).update(
+        status=Battle.Status.VOID, void_reason=reason[:200]
+    )
     if voided:
         battle_streams_end(battle_id=battle_id)
 

@@ -27,7 +27,7 @@ from django.conf import settings
 # How long a stream is kept once its battle is over (voted, voided): long enough for a page
 # reloaded at the vote to show the answers again, short enough that Redis holds only live ones.
 KEEP_AFTER_END_S = 120
-# How long a live stream is kept after its last write: past any turn's deadline.
+# How long a stream is kept from its first entry, if its battle never ends: past any deadline.
 KEEP_LIVE_S = 3600
 
 
