@@ -207,7 +207,7 @@ CELERY_BROKER_TRANSPORT_OPTIONS = {
 }
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 CELERY_BEAT_SCHEDULE = {
-    "void-stuck-battles": {"task": "arena.tasks.battles_sweep", "schedule": 30.0},
+    "void-stuck-battles": {"task": "arena.tasks.battles_sweep", "schedule": 5.0},
     "recompute-leaderboard-nightly": {
         "task": "ranking.tasks.recompute_leaderboard",
         "schedule": crontab(hour=env.int("RANKING_NIGHTLY_HOUR", default=3), minute=0),

@@ -134,6 +134,8 @@ class Answer(models.Model):
     error_message = models.TextField(blank=True, default="")
     started_at = models.DateTimeField(null=True, blank=True)
     finished_at = models.DateTimeField(null=True, blank=True)
+    # Times handed to a worker again after its first worker stopped before writing any text.
+    requeues = models.PositiveSmallIntegerField(default=0)
     # Where it ran: for admins and pool statistics only, never sent to a browser.
     replica = models.CharField(max_length=300, blank=True, default="")
     request_id = models.CharField(max_length=200, blank=True, default="")

@@ -102,9 +102,7 @@ def _create_turn(*, battle: Battle, index: int, text: str) -> Turn:
     # One generation job per pool queue: both sides together when they share one.
     by_queue: dict[str, list[int]] = {}
     for answer in answers:
-        by_queue.setdefault(str(answer.model.backend_settings.get("queue") or ""), []).append(
-            answer.pk
-        )
+        by_queue.setdefault(answer.model.pool_queue, []).append(answer.pk)
     for queue, ids in by_queue.items():
         transaction.on_commit(lambda ids=ids, q=queue: generation_enqueue(answer_ids=ids, queue=q))
     return turn

@@ -43,6 +43,12 @@ class ModelEntry(models.Model):
     def __str__(self) -> str:
         return self.public_name
 
+    @property
+    def pool_queue(self) -> str:
+        """The pool queue its answers go to (backend settings' "queue"), so workers can be
+        sized per GPU pool; "" for the default generation queue."""
+        return str(self.backend_settings.get("queue") or "")
+
     def params_unsupported(self, params: dict) -> list[str]:
         """Shared parameters that are set but that this model does not declare it supports."""
         supported = set(self.supported_params or [])

@@ -12,10 +12,14 @@ import contextvars
 import os
 
 from asgiref.sync import SyncToAsync, async_to_sync
+from celery import current_app
 from django.conf import settings
 
-from arena.generation.tasks import generate_turn
 from arena.generation.worker import answers_generate
+
+# The task that streams a turn's answers (arena.generation.tasks), sent by name so that the
+# tasks, which enqueue too, can import this module.
+GENERATE_TURN = "arena.tasks.generate_turn"
 
 _running: set[asyncio.Task] = set()
 
@@ -40,7 +44,8 @@ def generation_enqueue(*, answer_ids: list[int], queue: str = "") -> None:
     backend settings' "queue"), so workers can be sized per GPU pool; empty for the default
     generation queue."""
     if settings.GENERATION_MODE == "celery":
-        generate_turn.apply_async(
+        current_app.send_task(
+            GENERATE_TURN,
             args=[answer_ids],
             queue=queue or settings.GENERATION_QUEUE,
             priority=settings.GENERATION_PRIORITY,

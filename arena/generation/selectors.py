@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from django.conf import settings
 from django.core.cache import cache
 
 from arena.backends.pools import cache_key, replica_urls
@@ -80,7 +81,7 @@ def model_pools() -> list[ModelPool]:
     return [
         ModelPool(
             model=model,
-            queue=(model.backend_settings or {}).get("queue") or "default",
+            queue=model.pool_queue or settings.GENERATION_QUEUE,
             replicas=replica_stats(model=model),
         )
         for model in ModelEntry.objects.order_by("-active", "public_name")

@@ -17,7 +17,12 @@ from arena.battles.models import Answer, Battle, Turn
 from arena.catalog import costs
 from arena.core.models import model_update
 from arena.generation.runner import StreamResult
-from arena.generation.streams import KEEP_AFTER_END_S, answer_streams, stream_key
+from arena.generation.streams import (
+    HEARTBEAT_TTL_S,
+    KEEP_AFTER_END_S,
+    answer_streams,
+    stream_key,
+)
 from arena.integrity.gold import replay_backend
 
 # What a finished stream writes onto its answer: the runner's result, then the bookkeeping.
@@ -201,3 +206,60 @@ def battles_void_stuck(*, now: datetime | None = None) -> int:
         for battle_id in battle_ids:
             battle_void(battle_id=battle_id, reason="stuck past the deadline")
     return len(battle_ids)
+
+
+STALLED_MESSAGE = "A model server stopped while answering."
+
+
+def answers_recover_stalled(*, now: datetime | None = None) -> list[tuple[int, str]]:
+    """Answers whose worker stopped (no heartbeat for HEARTBEAT_TTL_S: killed, frozen, cut
+    off): one that had written nothing is made pending again, once, for another worker; any
+    other fails, and its battle is void with "a model server stopped", its viewers told at
+    once through the stream. The answers to enqueue again, each with its pool queue."""
+    now = now or timezone.now()
+    running = Answer.objects.filter(
+        status=Answer.Status.RUNNING,
+        started_at__lt=now - timedelta(seconds=HEARTBEAT_TTL_S),
+        turn__battle__status=Battle.Status.GENERATING,
+    ).values_list("pk", "turn__battle_id")
+    keys = {pk: stream_key(battle_id=battle_id, answer_id=pk) for pk, battle_id in running}
+    alive = answer_streams().alive(list(keys.values()))
+    requeue = []
+    for answer_id, key in keys.items():
+        if key not in alive:
+            queue = _answer_stalled(answer_id=answer_id, key=key)
+            if queue is not None:
+                requeue.append((answer_id, queue))
+    return requeue
+
+
+@transaction.atomic
+def _answer_stalled(*, answer_id: int, key: str) -> str | None:
+    """The queue to hand the answer to again, or None once it has failed."""
+    answer = Answer.objects.select_for_update().select_related("turn", "model").get(pk=answer_id)
+    if answer.status != Answer.Status.RUNNING:
+        return None  # finished meanwhile
+    streams = answer_streams()
+    text = streams.text(key)
+    if not text and not answer.requeues:
+        model_update(
+            instance=answer,
+            fields=["status", "started_at", "requeues"],
+            data={"status": Answer.Status.PENDING, "started_at": None, "requeues": 1},
+        )
+        return answer.model.pool_queue
+    model_update(
+        instance=answer,
+        fields=["status", "text", "error_kind", "error_message", "finished_at"],
+        data={
+            "status": Answer.Status.PARTIAL if text else Answer.Status.ERROR,
+            "text": text,
+            "error_kind": "server",
+            "error_message": STALLED_MESSAGE,
+            "finished_at": timezone.now(),
+        },
+    )
+    battle_void(battle_id=answer.turn.battle_id, reason="a model server stopped")
+    status = answer.status
+    transaction.on_commit(lambda: streams.end(key, status), robust=True)
+    return None

@@ -29,6 +29,10 @@ from django.conf import settings
 KEEP_AFTER_END_S = 120
 # How long a stream is kept from its first entry, if its battle never ends: past any deadline.
 KEEP_LIVE_S = 3600
+# A worker generating an answer says so every HEARTBEAT_EVERY_S; an answer whose heartbeat is
+# older than HEARTBEAT_TTL_S has lost its worker (killed, frozen, cut off from Redis).
+HEARTBEAT_EVERY_S = 2.0
+HEARTBEAT_TTL_S = 8.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -45,6 +49,10 @@ def stream_key(*, battle_id: object, answer_id: int) -> str:
     # The battle's UUID keeps keys apart across databases that reuse answer ids (test runs,
     # two deployments on one Redis).
     return f"arena:answer:{battle_id}:{answer_id}"
+
+
+def heartbeat_key(key: str) -> str:
+    return f"{key}:alive"
 
 
 START = "0"  # the cursor before the first entry
@@ -70,6 +78,26 @@ class AnswerStreams(Protocol):
 
     def seconds_left(self, key: str) -> float | None:
         """How long the stream is kept yet; None if there is no such stream."""
+        ...
+
+    async def beat(self, keys: list[str], ttl_s: float) -> None:
+        """These answers' worker is alive, for ``ttl_s`` more seconds."""
+        ...
+
+    async def rest(self, key: str) -> None:
+        """The answer's worker is done with it: it has no heartbeat any more."""
+        ...
+
+    def alive(self, keys: list[str]) -> set[str]:
+        """Those of these answers whose worker's heartbeat is current."""
+        ...
+
+    def text(self, key: str) -> str:
+        """The text written to the stream so far (synchronous, for services)."""
+        ...
+
+    def end(self, key: str, status: str) -> None:
+        """``finish``, from synchronous code: an answer failed by a service, not its worker."""
         ...
 
 
@@ -123,6 +151,34 @@ class RedisStreams:
     def seconds_left(self, key: str) -> float | None:
         left = self._sync_client().pttl(key)
         return left / 1000 if left >= 0 else None
+
+    async def beat(self, keys: list[str], ttl_s: float) -> None:
+        pipe = self._state().client.pipeline(transaction=False)
+        for key in keys:
+            pipe.set(heartbeat_key(key), "1", px=int(ttl_s * 1000))
+        await pipe.execute()
+
+    async def rest(self, key: str) -> None:
+        await self._state().client.delete(heartbeat_key(key))
+
+    def alive(self, keys: list[str]) -> set[str]:
+        if not keys:
+            return set()
+        with self._sync_client().pipeline(transaction=False) as pipe:
+            for key in keys:
+                pipe.exists(heartbeat_key(key))
+            found = pipe.execute()
+        return {key for key, n in zip(keys, found, strict=True) if n}
+
+    def text(self, key: str) -> str:
+        entries = self._sync_client().xrange(key)
+        return "".join(fields.get(b"t", b"").decode() for _, fields in entries)
+
+    def end(self, key: str, status: str) -> None:
+        with self._sync_client().pipeline(transaction=False) as pipe:
+            pipe.xadd(key, {"done": status})
+            pipe.expire(key, KEEP_LIVE_S, nx=True)
+            pipe.execute()
 
     def _sync_client(self):
         if self._sync is None:
@@ -188,6 +244,7 @@ class MemoryStreams:
         self._expires: dict[str, float] = {}
         self._ids = itertools.count(1)
         self._swept = 0.0
+        self._beats: dict[str, float] = {}
 
     def _add(self, key: str, text: str, done: str) -> None:
         with self._lock:
@@ -227,6 +284,27 @@ class MemoryStreams:
                 return None
             return self._expires[key] - now
 
+    async def beat(self, keys: list[str], ttl_s: float) -> None:
+        with self._lock:
+            until = time.monotonic() + ttl_s
+            self._beats.update(dict.fromkeys(keys, until))
+
+    async def rest(self, key: str) -> None:
+        with self._lock:
+            self._beats.pop(key, None)
+
+    def alive(self, keys: list[str]) -> set[str]:
+        with self._lock:
+            now = time.monotonic()
+            return {key for key in keys if self._beats.get(key, now) > now}
+
+    def text(self, key: str) -> str:
+        with self._lock:
+            return "".join(e.text for e in self._live(key, time.monotonic()) or [])
+
+    def end(self, key: str, status: str) -> None:
+        self._add(key, "", status)
+
     def _live(self, key: str, now: float) -> list[Entry] | None:
         """The key's entries, or None if it has none or has expired (and is dropped now)."""
         if self._expires.get(key, now + 1) <= now:
@@ -242,6 +320,8 @@ class MemoryStreams:
         for key in [k for k, at in self._expires.items() if at <= now]:
             del self._expires[key]
             self._entries.pop(key, None)
+        for key in [k for k, at in self._beats.items() if at <= now]:
+            del self._beats[key]
 
 
 def _number(entry: Entry) -> int:

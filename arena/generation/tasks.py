@@ -3,6 +3,7 @@ from __future__ import annotations
 from celery import shared_task
 
 from arena.generation import services
+from arena.generation.dispatch import GENERATE_TURN, generation_enqueue
 from arena.generation.worker import answer_generate, answers_generate, run_in_worker_loop
 
 
@@ -17,7 +18,7 @@ def generate(answer_id: int) -> None:
 
 
 @shared_task(
-    name="arena.tasks.generate_turn",
+    name=GENERATE_TURN,
     acks_late=True,
     reject_on_worker_lost=True,
     ignore_result=True,
@@ -30,5 +31,8 @@ def generate_turn(answer_ids: list[int]) -> None:
 
 @shared_task(name="arena.tasks.battles_sweep", ignore_result=True)
 def battles_sweep() -> None:
-    """Every half minute (Celery beat): no battle stays generating past its deadline."""
+    """Every few seconds (Celery beat): answers whose worker stopped are handed to another
+    worker or end their battle, and no battle stays generating past its deadline."""
+    for answer_id, queue in services.answers_recover_stalled():
+        generation_enqueue(answer_ids=[answer_id], queue=queue)
     services.battles_void_stuck()

@@ -7,27 +7,102 @@ token; the text goes to the answer's stream (``streams``), coalesced, then its t
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import os
 import threading
-from collections.abc import Coroutine
+from collections.abc import AsyncIterator, Callable, Coroutine
 from dataclasses import replace
 from functools import partial
 from typing import Any
 
 from channels.db import database_sync_to_async
 from django.conf import settings
+from django.db import InterfaceError, OperationalError
 
 from arena.generation import services
 from arena.generation.runner import Coalescer, stream_answer
-from arena.generation.streams import answer_streams, stream_key
+from arena.generation.streams import (
+    HEARTBEAT_EVERY_S,
+    HEARTBEAT_TTL_S,
+    answer_streams,
+    stream_key,
+)
 
 log = logging.getLogger(__name__)
 
-# Claim and finish run on the loop's thread pool, not on asgiref's one thread-sensitive thread:
-# they touch only their own answer, and many answers stream in one loop at once.
-_claim = database_sync_to_async(services.answer_claim, thread_sensitive=False)
-_finish = database_sync_to_async(services.answer_finish, thread_sensitive=False)
+# A database that is briefly gone (restarted, failed over, a dropped connection) is waited for,
+# so that nothing queued is lost to a blip: about half a minute in all, well inside a turn's
+# deadline; a longer outage fails the task and the sweep ends its battle.
+DB_RETRY_DELAYS_S = (0.25, 0.5, 1.0, 2.0, 4.0, 8.0, 8.0, 8.0)
+
+
+def _retrying(service: Callable[..., Any]) -> Callable[..., Coroutine[Any, Any, Any]]:
+    # On the loop's thread pool, not asgiref's one thread-sensitive thread: claim and finish
+    # touch only their own answer, and many answers stream in one loop at once. Each try runs
+    # with a fresh connection: database_sync_to_async closes one that has failed.
+    call = database_sync_to_async(service, thread_sensitive=False)
+
+    async def retrying(**kwargs: Any) -> Any:
+        for delay in DB_RETRY_DELAYS_S:
+            try:
+                return await call(**kwargs)
+            except (OperationalError, InterfaceError) as exc:
+                log.warning("%s: database unavailable (%s); retrying", service.__name__, exc)
+                await asyncio.sleep(delay)
+        return await call(**kwargs)
+
+    return retrying
+
+
+_claim = _retrying(services.answer_claim)
+_finish = _retrying(services.answer_finish)
+
+
+class _Heartbeats:
+    """The answers this event loop is generating, said to be alive every few seconds, all in
+    one round trip, so that an answer whose worker is killed is noticed in seconds (the sweep,
+    ``services.answers_recover_stalled``), not at its deadline."""
+
+    def __init__(self) -> None:
+        self.keys: set[str] = set()
+        self.task: asyncio.Task | None = None
+
+    async def add(self, key: str) -> None:
+        self.keys.add(key)
+        await self._beat([key])
+        if self.task is None or self.task.done():
+            self.task = asyncio.get_running_loop().create_task(self._run())
+
+    async def _run(self) -> None:
+        while self.keys:
+            await asyncio.sleep(HEARTBEAT_EVERY_S)
+            await self._beat(list(self.keys))
+
+    async def _beat(self, keys: list[str]) -> None:
+        if not keys:
+            return
+        try:
+            await answer_streams().beat(keys, HEARTBEAT_TTL_S)
+        except Exception as exc:  # Redis away: the next beat may land; the answer goes on
+            log.warning("answer heartbeat failed: %s", exc)
+
+
+@contextlib.asynccontextmanager
+async def _kept_alive(key: str) -> AsyncIterator[None]:
+    loop = asyncio.get_running_loop()
+    beats = getattr(loop, "_arena_heartbeats", None)
+    if beats is None:
+        beats = loop._arena_heartbeats = _Heartbeats()  # type: ignore[attr-defined]
+    await beats.add(key)
+    try:
+        yield
+    finally:
+        beats.keys.discard(key)
+        try:
+            await answer_streams().rest(key)
+        except Exception as exc:  # it lapses on its own
+            log.warning("answer heartbeat not cleared: %s", exc)
 
 
 async def answer_generate(answer_id: int) -> None:
@@ -40,7 +115,12 @@ async def answer_generate(answer_id: int) -> None:
     if job.abandoned:
         await streams.finish(key, job.abandoned)
         return
+    async with _kept_alive(key):
+        await _stream(answer_id, job, key)
 
+
+async def _stream(answer_id: int, job: services.GenerationJob, key: str) -> None:
+    streams = answer_streams()
     coalescer = Coalescer(partial(streams.append, key))
     conf = settings.ARENA
     result = await stream_answer(
