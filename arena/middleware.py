@@ -1,9 +1,13 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from urllib.parse import urlsplit
 
+from channels.security.websocket import WebsocketDenier
+from django.conf import settings
 from django.db import InterfaceError, OperationalError
 from django.http import HttpRequest, HttpResponse
+from django.http.request import split_domain_port, validate_host
 from django.template.response import TemplateResponse
 from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import TimeoutError as RedisTimeoutError
@@ -54,3 +58,45 @@ class ServiceUnavailableMiddleware:
         response = TemplateResponse(request, "arena/unavailable.html", status=503)
         response.headers["Retry-After"] = "10"
         return response.render()
+
+
+def _origin(url: str) -> tuple[str, str, int | None] | None:
+    """(scheme, host, port) with the scheme's default port filled in; None if unparseable."""
+    try:
+        parts = urlsplit(url.strip().lower())
+        port = parts.port or {"http": 80, "https": 443}.get(parts.scheme)
+    except ValueError:
+        return None
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        return None
+    return parts.scheme, parts.hostname, port
+
+
+def websocket_origin_allowed(scope: dict) -> bool:
+    """A websocket handshake from this site's own pages only, compared as Django's CSRF check
+    compares a form's Origin: the same scheme, host and port the request came to (an allowed
+    host), or one of CSRF_TRUSTED_ORIGINS (for a proxy that rewrites Host or the scheme)."""
+    headers = dict(scope.get("headers") or [])
+    origin = _origin(headers.get(b"origin", b"").decode("latin-1"))
+    if origin is None:
+        return False
+    if origin in {_origin(trusted) for trusted in settings.CSRF_TRUSTED_ORIGINS}:
+        return True
+    host = headers.get(b"host", b"").decode("latin-1")
+    domain, _ = split_domain_port(host)
+    if not domain or not validate_host(domain, settings.ALLOWED_HOSTS):
+        return False
+    scheme = "https" if scope.get("scheme") in ("wss", "https") else "http"
+    return origin == _origin(f"{scheme}://{host}")
+
+
+class SameOriginWebsocket:
+    """ASGI middleware: refuse (403 at the handshake) a websocket from any other origin."""
+
+    def __init__(self, app) -> None:
+        self.app = app
+
+    async def __call__(self, scope, receive, send):
+        if scope["type"] == "websocket" and not websocket_origin_allowed(scope):
+            return await WebsocketDenier()(scope, receive, send)
+        return await self.app(scope, receive, send)

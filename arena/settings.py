@@ -218,6 +218,8 @@ CELERY_BEAT_SCHEDULE = {
 ARENA = {
     "PROMPT_MAX_CHARS": env.int("ARENA_PROMPT_MAX_CHARS", default=32_000),
     "WS_MESSAGE_MAX_BYTES": env.int("ARENA_WS_MESSAGE_MAX_BYTES", default=256_000),
+    # Battle sockets one rater may hold open at once, over every web process.
+    "SOCKETS_PER_RATER": env.int("ARENA_SOCKETS_PER_RATER", default=8),
     "MAX_TURNS": env.int("ARENA_MAX_TURNS", default=8),
     "ANSWER_MAX_CHARS": env.int("ARENA_ANSWER_MAX_CHARS", default=100_000),
     "DEFAULT_PARAMS": {"temperature": 0.7, "top_p": 1.0, "max_tokens": 1024},

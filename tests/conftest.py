@@ -30,6 +30,7 @@ from arena.devtools.http_server import free_port
 from tests.helpers import (
     FAST_PASSWORD_HASHERS,
     ROOT,
+    SAME_ORIGIN,
     WORKER_TURN_DEADLINE_S,
     make_two_models,
     make_user,
@@ -143,7 +144,7 @@ def ws_connect() -> Callable[[User | None], Awaitable[WebsocketCommunicator]]:
     from arena.asgi import application
 
     async def connect(user: User | None) -> WebsocketCommunicator:
-        headers = [(b"origin", b"http://testserver")]
+        headers = SAME_ORIGIN
         if user is not None:
             headers = await database_sync_to_async(session_headers)(user)
         return WebsocketCommunicator(application, "/ws/battle/", headers=headers)

@@ -240,13 +240,17 @@ def choose(battle: Battle, *, right: bool) -> str:
 # The websocket ------------------------------------------------------------------------------
 
 
+# What a browser on the site's own page sends with the handshake.
+SAME_ORIGIN = [(b"host", b"testserver"), (b"origin", b"http://testserver")]
+
+
 def session_headers(user: User) -> list[tuple[bytes, bytes]]:
     client = Client()
     client.force_login(user)
     cookie = client.cookies[settings.SESSION_COOKIE_NAME].value
     return [
         (b"cookie", f"{settings.SESSION_COOKIE_NAME}={cookie}".encode()),
-        (b"origin", b"http://testserver"),
+        *SAME_ORIGIN,
     ]
 
 

@@ -26,10 +26,11 @@ from accounts.models import User
 from arena.battles import selectors, services
 from arena.battles.live import Watch, schedule
 from arena.battles.models import Battle, Turn
+from arena.battles.sockets import registry
 from arena.core.errors import ServiceError
 from arena.core.text import text_clean
 from arena.generation.services import battle_void, battle_void_overdue, turn_deadline_s
-from arena.integrity.checks import has_finding
+from arena.integrity.checks import has_finding, redact
 from arena.integrity.models import VoteFlag
 from arena.integrity.selectors import identity_terms
 from arena.integrity.services import battle_note_redaction
@@ -62,14 +63,31 @@ class BattleConsumer(AsyncWebsocketConsumer):
         self.leak_noticed = False
         self.question_noticed = False
         self.tasks: set[asyncio.Task] = set()
+        self.socket_id = uuid.uuid4().hex
         self.user = self.scope.get("user")
         if self.user is None or not self.user.is_authenticated:
             await self.close(code=4401)  # before accept: the handshake is refused
             return
+        cap = settings.ARENA["SOCKETS_PER_RATER"]
+        try:
+            allowed = await registry().add(user_id=self.user.pk, socket_id=self.socket_id, cap=cap)
+        except RedisError:
+            allowed = True  # nothing can be counted; each action will say Redis is away
         await self.accept()
+        if not allowed:
+            # Accepted first, so the page is told why rather than left reconnecting.
+            await self._error(
+                "too_many_sockets",
+                f"You have {cap} battle pages open already. Close one, then reload this page.",
+            )
+            await self.close(code=4429)
 
     async def disconnect(self, code: int) -> None:
         self._leave()
+        try:
+            await registry().remove(self.socket_id)
+        except RedisError:  # the entry lapses on its own
+            log.warning("could not count a closed socket out")
 
     # Browser -> server -------------------------------------------------------------------
 
@@ -137,14 +155,26 @@ class BattleConsumer(AsyncWebsocketConsumer):
             return await self._send(limited.frame())
         if not isinstance(message.get("battle"), str):
             raise ServiceError("no_battle", "Say which battle to resume.")
-        battle, turn, terms = await database_sync_to_async(_battle_rejoin)(
+        battle, turn, terms, earlier, text = await database_sync_to_async(_battle_rejoin)(
             battle_id=message["battle"], rater=self.user
         )
         self._leave()
         self.battle_id, self.terms = battle.pk, terms
         self.leak_noticed = False
+        # A page that lost its panes (reloaded, reopened) rebuilds the earlier turns from these:
+        # answers as they were shown, redacted.
+        for past in earlier:
+            for side in ("a", "b"):
+                past[side] = redact(past.get(side, ""), terms)
         await self._send(
-            {"type": "battle", "battle": str(battle.pk), "turn": turn.index, "resumed": True}
+            {
+                "type": "battle",
+                "battle": str(battle.pk),
+                "turn": turn.index,
+                "resumed": True,
+                "earlier": earlier,
+                "text": text,
+            }
         )
         self._watch(turn)
 
@@ -274,9 +304,11 @@ def _battle_begin(
 
 def _battle_rejoin(
     *, battle_id: object, rater: User
-) -> tuple[Battle, selectors.TurnSides, tuple[str, ...]]:
+) -> tuple[Battle, selectors.TurnSides, tuple[str, ...], list[dict], str]:
     battle = services.battle_rejoin(battle_id=battle_id, rater=rater)
-    return battle, selectors.turn_sides(battle_id=battle.pk), identity_terms()
+    turn = selectors.turn_sides(battle_id=battle.pk)
+    earlier, text = selectors.turns_before(battle_id=battle.pk, index=turn.index)
+    return battle, turn, identity_terms(), earlier, text
 
 
 def _turn_add(*, battle_id: object, rater: User, text: object) -> tuple[Turn, selectors.TurnSides]:

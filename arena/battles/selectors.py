@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import random
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import datetime, timedelta
 
 from django.db.models import Prefetch, Q, QuerySet
+from django.utils import timezone
 
-from arena.battles.models import Answer, Prompt, Turn, Vote
+from arena.battles.models import Answer, Battle, Prompt, Turn, Vote
 from arena.catalog.models import ModelEntry
 from arena.core.text import prompt_hash
 
@@ -34,6 +35,35 @@ def turn_sides(*, battle_id: object, index: int | None = None) -> TurnSides:
         if status in Answer.TERMINAL:
             finished[pk] = (status, text)
     return TurnSides(turn_id=turn.pk, index=turn.index, sides=sides, finished=finished)
+
+
+def turns_before(*, battle_id: object, index: int) -> tuple[list[dict], str]:
+    """What a page shown the battle again needs besides the last turn, which is shown anew:
+    the earlier turns (prompt and both answers, unredacted) and the last turn's prompt."""
+    turns = list(
+        Turn.objects.filter(battle_id=battle_id, index__lte=index)
+        .prefetch_related("answers")
+        .order_by("index")
+    )
+    earlier = [{"text": t.text, **{a.side: a.text for a in t.answers.all()}} for t in turns[:-1]]
+    return earlier, turns[-1].text
+
+
+# A battle left more than this long ago is not offered again (its answer streams are gone).
+RESUMABLE_FOR = timedelta(hours=1)
+
+
+def battle_in_progress(*, rater) -> Battle | None:
+    """The rater's latest battle that can still be carried on (answers coming, or no vote)."""
+    return (
+        Battle.objects.filter(
+            rater=rater,
+            status__in=[Battle.Status.GENERATING, Battle.Status.READY],
+            created_at__gte=timezone.now() - RESUMABLE_FOR,
+        )
+        .order_by("-created_at")
+        .first()
+    )
 
 
 def vote_reveal(*, vote_id: int) -> dict:

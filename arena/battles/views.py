@@ -6,7 +6,7 @@ from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import render
 from django.views.decorators.http import require_GET
 
-from arena.battles import prompts, services
+from arena.battles import prompts, selectors, services
 from arena.core.errors import ServiceError
 
 
@@ -18,10 +18,15 @@ def arena_page(request: HttpRequest) -> HttpResponse:
         blocked = ""
     except ServiceError as exc:
         blocked = exc.message
+    in_progress = selectors.battle_in_progress(rater=request.user)
     return render(
         request,
         "arena/arena.html",
-        {"max_chars": settings.ARENA["PROMPT_MAX_CHARS"], "blocked": blocked},
+        {
+            "max_chars": settings.ARENA["PROMPT_MAX_CHARS"],
+            "blocked": blocked,
+            "in_progress": in_progress.pk if in_progress else "",
+        },
     )
 
 

@@ -24,6 +24,8 @@ from typing import Protocol
 
 from django.conf import settings
 
+from arena.core.redis_loop import loop_redis
+
 # How long a stream is kept once its battle is over (voted, voided): long enough for a page
 # reloaded at the vote to show the answers again, short enough that Redis holds only live ones.
 KEEP_AFTER_END_S = 120
@@ -111,16 +113,11 @@ class RedisStreams:
         self._sync = None
 
     def _state(self) -> _LoopState:
-        """One client per event loop: redis-py's asyncio connections belong to their loop.
-        Kept on the loop, so a loop that ends (``async_to_sync``'s) takes its client along."""
+        """The batched writer of this event loop, on the loop's Redis client."""
         loop = asyncio.get_running_loop()
         state = getattr(loop, "_arena_streams", None)
         if state is None or state.url != self.url:
-            import redis.asyncio
-
-            state = _LoopState(
-                self.url, redis.asyncio.Redis.from_url(self.url, decode_responses=True)
-            )
+            state = _LoopState(self.url, loop_redis(self.url))
             loop._arena_streams = state  # type: ignore[attr-defined]
         return state
 

@@ -26,6 +26,10 @@
   var pendingVote = null; // the choice sent, until the reveal comes: sent again after a drop
   var dropped = false; // the socket closed with a battle on: resume it when it opens again
   var resuming = false; // a resume was sent and not yet answered
+  var lastSent = null; // the last action sent, sent again while the server is briefly unavailable
+  var unavailableTries = 0;
+  var refused = false; // the server turned this socket away for good (too many open): no retry
+  var offer = document.getElementById("offer");
 
   function setState(next) {
     state = next;
@@ -85,17 +89,46 @@
       return false;
     }
     ws.send(JSON.stringify(payload));
+    lastSent = payload;
     return true;
+  }
+
+  function retryUnavailable() {
+    // The database or Redis was briefly out of reach: the same action again, less and less
+    // often; every action is safe to repeat (a repeated vote is answered with the reveal).
+    if (lastSent === null || unavailableTries >= 6) return false;
+    var payload = lastSent;
+    unavailableTries += 1;
+    showNotice("The arena is briefly unavailable. Trying again…", "info");
+    setTimeout(function () { send(payload); }, 500 * Math.pow(2, unavailableTries - 1));
+    return true;
+  }
+
+  function rebuildTurns(msg) {
+    // A page that has lost its panes (reloaded, reopened): the earlier turns as they were
+    // shown, then the last one, which the server shows again from its start.
+    clearPanes();
+    (msg.earlier || []).forEach(function (past) {
+      addTurn(past.text);
+      var turn = turns[turns.length - 1];
+      ["a", "b"].forEach(function (s) { turn[s] = past[s] || ""; renderSide(turn, s); });
+    });
+    addTurn(msg.text || "");
   }
 
   function onFrame(msg) {
     var turn = turns[turns.length - 1];
+    if (msg.type !== "error") unavailableTries = 0;
     switch (msg.type) {
       case "battle":
         pendingText = null;
         resuming = false;
         battleId = msg.battle;
         root.dataset.battle = battleId;
+        if (msg.resumed && !turns.length) {
+          rebuildTurns(msg);
+          turn = turns[turns.length - 1];
+        }
         if (msg.resumed && turn) {
           // The server shows the last turn again from its start: the panes start over with it.
           turn.a = "";
@@ -143,6 +176,8 @@
         showNotice("Thanks, your vote is recorded. Start a new battle whenever you like.", "success");
         break;
       case "error":
+        if (msg.code === "unavailable" && retryUnavailable()) break;
+        if (msg.code === "too_many_sockets") refused = true;
         showNotice(msg.message, "error");
         if (msg.code === "battle_void") setState("void");
         if (resuming) {
@@ -190,6 +225,7 @@
     };
     ws.onclose = function () {
       root.dataset.connected = "false";
+      if (refused) return;
       if (state === "generating" && !battleId) {
         // Dropped before the server said the battle exists: nothing to come back to.
         setState("void");
@@ -220,6 +256,7 @@
     } else {
       clearPanes();
       battleId = null;
+      offer.hidden = true;
       payload = { action: "start", prompt: text };
       if (drawnPrompt && drawnPrompt.text === text) payload.prompt_id = drawnPrompt.id;
     }
@@ -260,7 +297,13 @@
     var choice = { "1": "a", "2": "b", "3": "tie", "4": "both_bad" }[e.key];
     if (choice) { e.preventDefault(); vote(choice); }
   });
+  document.getElementById("carry-on").addEventListener("click", function () {
+    battleId = root.dataset.inProgress;
+    offer.hidden = true;
+    resuming = send({ action: "resume", battle: battleId });
+  });
   document.getElementById("new-battle").addEventListener("click", function () {
+    offer.hidden = true;
     if (state === "generating") return;
     clearPanes();
     battleId = null;
@@ -284,5 +327,6 @@
 
   setState("idle");
   updateCounter();
+  if (root.dataset.inProgress) offer.hidden = false;
   connect();
 })();

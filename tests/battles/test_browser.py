@@ -167,3 +167,35 @@ def test_a_battle_carries_on_after_its_web_process_is_killed_mid_stream(
     page.keyboard.press("1")
     page.wait_for_selector("#arena[data-state=voted]")
     assert Vote.objects.get(battle=battle).choice == "a"
+
+
+def test_a_reloaded_tab_is_offered_its_battle_and_carries_on_with_every_turn(
+    asgi_server, browser_page
+):
+    models = make_two_models()
+    make_user("gus@example.com")
+    page = browser_page
+    sign_in(page, asgi_server, "gus@example.com")
+    page.fill("#prompt", "Describe a lighthouse at dusk.")
+    page.click("#send")
+    page.wait_for_selector("#arena[data-state=ready]")
+    page.fill("#prompt", "Now as a haiku.")
+    page.click("#send")
+    page.wait_for_selector("#arena[data-state=ready]")
+    page.reload()
+    page.wait_for_selector("#offer:not([hidden])")
+    assert page.locator("#pane-a .turn").count() == 0
+    page.click("#carry-on")
+    page.wait_for_selector("#arena[data-state=ready]")
+    battle = Battle.objects.get()
+    assert page.locator("#pane-a .turn").count() == 2
+    prompts = page.locator("#pane-b .user-msg").all_inner_texts()
+    assert prompts == ["Describe a lighthouse at dusk.", "Now as a haiku."]
+    assert_no_identity(page.inner_text("#pane-a") + page.inner_text("#pane-b"), models)
+    page.click(".intro")
+    page.keyboard.press("2")
+    page.wait_for_selector("#arena[data-state=voted]")
+    assert Vote.objects.get(battle=battle).choice == "b"
+    page.reload()
+    page.wait_for_selector("#arena[data-connected=true]")
+    assert page.locator("#offer").is_hidden()  # voted: nothing to offer any more

@@ -275,16 +275,45 @@ async def test_starting_again_while_a_battle_streams_abandons_it(ws_connect, ali
     await comm.disconnect()
 
 
-async def test_websocket_from_a_foreign_origin_is_refused(alice, db):
+@pytest.mark.parametrize(
+    "origin",
+    [
+        b"https://evil.example",
+        b"http://testserver:1",  # an allowed host on another port
+        b"https://testserver",  # another scheme
+        b"null",
+        None,
+    ],
+)
+async def test_websocket_from_any_other_origin_is_refused(alice, db, origin):
+    headers = await database_sync_to_async(session_headers)(alice)
+    headers = [h for h in headers if h[0] != b"origin"] + ([(b"origin", origin)] if origin else [])
+    assert not await handshake(headers)
+
+
+async def test_websocket_through_a_proxy_that_rewrites_host_needs_a_trusted_origin(
+    alice, db, settings
+):
+    headers = await database_sync_to_async(session_headers)(alice)
+    proxied = [h for h in headers if h[0] not in (b"origin", b"host")] + [
+        (b"host", b"testserver"),
+        (b"origin", b"https://arena.example"),
+    ]
+    assert not await handshake(proxied)
+    settings.CSRF_TRUSTED_ORIGINS = ["https://arena.example"]
+    assert await handshake(proxied)
+
+
+async def handshake(headers) -> bool:
     from channels.testing import WebsocketCommunicator
 
     from arena.asgi import application
 
-    headers = await database_sync_to_async(session_headers)(alice)
-    headers = [h for h in headers if h[0] != b"origin"] + [(b"origin", b"https://evil.example")]
     comm = WebsocketCommunicator(application, "/ws/battle/", headers=headers)
     connected, _ = await comm.connect()
-    assert not connected
+    if connected:
+        await comm.disconnect()
+    return connected
 
 
 @pytest.mark.parametrize(

@@ -36,7 +36,14 @@ async def test_a_battle_is_shown_again_on_another_socket_and_voted_there(
     await first.disconnect()  # mid-stream
     second = await socket_resumed(ws_connect, alice, started["battle"])
     frames = await frames_until(second, "turn_complete", "void", "error")
-    assert frames[0] == {"type": "battle", "battle": started["battle"], "turn": 0, "resumed": True}
+    assert frames[0] == {
+        "type": "battle",
+        "battle": started["battle"],
+        "turn": 0,
+        "resumed": True,
+        "earlier": [],
+        "text": "Explain recursion briefly.",
+    }
     texts = await database_sync_to_async(answer_texts)(started["battle"])
     assert (pane_text(frames, "a"), pane_text(frames, "b")) == (texts["a"], texts["b"])
     await second.send_json_to({"action": "vote", "choice": "b"})
@@ -91,3 +98,24 @@ async def test_another_raters_battle_cannot_be_resumed(ws_connect, alice, bob, t
         assert (await frames_until(theirs, "error"))[-1]["code"] == code
     await mine.disconnect()
     await theirs.disconnect()
+
+
+async def test_a_page_that_lost_its_panes_gets_the_earlier_turns_back_redacted(ws_connect, alice):
+    from tests.helpers import make_two_models
+
+    # Answers that name their maker, which the panes showed hidden.
+    await database_sync_to_async(make_two_models)(prefix="Made by Nimbus Research. ")
+    comm = await ws_connect(alice)
+    await comm.connect()
+    battle_id = (await start_battle(comm))[0]["battle"]
+    await comm.send_json_to({"action": "follow_up", "text": "And in one line?"})
+    await frames_until(comm, "turn_complete", "void", "error")
+    await comm.disconnect()
+    page = await socket_resumed(ws_connect, alice, battle_id)  # a reloaded tab
+    frames = await frames_until(page, "turn_complete", "void", "error")
+    (earlier,) = frames[0]["earlier"]
+    assert earlier["text"] == "Explain recursion briefly."
+    assert frames[0]["text"] == "And in one line?"
+    for side in "ab":
+        assert earlier[side].startswith("Made by [") and "Nimbus" not in earlier[side]
+    await page.disconnect()

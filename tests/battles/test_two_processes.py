@@ -55,7 +55,7 @@ async def test_a_battle_started_on_one_web_process_is_shown_and_voted_on_another
     async with socket_to(two, headers) as sock:
         await sock.send(json.dumps({"action": "resume", "battle": battle_id}))
         frames = await frames_until(sock, "turn_complete", "void", "error")
-        assert frames[0] == {"type": "battle", "battle": battle_id, "turn": 0, "resumed": True}
+        assert (frames[0]["battle"], frames[0]["resumed"]) == (battle_id, True)
         assert frames[-1]["type"] == "turn_complete"
         answers = await database_sync_to_async(answer_texts)(battle_id)
         assert (pane_text(frames, "a"), pane_text(frames, "b")) == (answers["a"], answers["b"])

@@ -108,9 +108,7 @@ def test_an_answer_whose_worker_stopped_before_writing_is_handed_on_once(alice, 
     assert (battle.status, battle.void_reason) == (Battle.Status.VOID, "a model server stopped")
 
 
-def test_an_answer_whose_worker_stopped_mid_text_fails_and_its_viewers_are_told(
-    alice, two_models
-):
+def test_an_answer_whose_worker_stopped_mid_text_fails_and_its_viewers_are_told(alice, two_models):
     battle = ready_battle(alice)
     answer, key = running_since(battle, "b", HEARTBEAT_TTL_S + 1)
     streams = answer_streams()

@@ -1,0 +1,83 @@
+"""How many battle sockets each rater has open, across every web process: a cap, so that one
+rater (or one script with a stolen session) cannot hold a thousand sockets.
+
+With Redis, each rater's open sockets are a sorted set of socket ids scored by when they lapse;
+each web process renews its own sockets' entries every ``RENEW_S``, so the sockets of a process
+that was killed lapse within ``LAPSE_S`` instead of counting forever. Without Redis (one web
+process, the embedded default) the count is this process's own.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+
+from django.conf import settings
+
+from arena.core.redis_loop import loop_redis
+
+log = logging.getLogger(__name__)
+
+RENEW_S = 60.0
+LAPSE_S = 3 * RENEW_S
+
+
+def _key(user_id: int) -> str:
+    return f"arena:sockets:{user_id}"
+
+
+class _Registry:
+    """This process's open sockets, and the task that renews them."""
+
+    def __init__(self) -> None:
+        self.open: dict[str, int] = {}  # socket id -> user id
+        self.renewer: asyncio.Task | None = None
+
+    async def add(self, *, user_id: int, socket_id: str, cap: int) -> bool:
+        if not settings.REDIS_URL:
+            if sum(1 for uid in self.open.values() if uid == user_id) >= cap:
+                return False
+            self.open[socket_id] = user_id
+            return True
+        now = time.time()
+        pipe = loop_redis(settings.REDIS_URL).pipeline(transaction=True)
+        pipe.zremrangebyscore(_key(user_id), "-inf", now)
+        pipe.zadd(_key(user_id), {socket_id: now + LAPSE_S})
+        pipe.zcard(_key(user_id))
+        pipe.expire(_key(user_id), int(LAPSE_S))
+        _, _, count, _ = await pipe.execute()
+        if count > cap:
+            await loop_redis(settings.REDIS_URL).zrem(_key(user_id), socket_id)
+            return False
+        self.open[socket_id] = user_id
+        if self.renewer is None or self.renewer.done():
+            self.renewer = asyncio.get_running_loop().create_task(self._renew())
+        return True
+
+    async def remove(self, socket_id: str) -> None:
+        user_id = self.open.pop(socket_id, None)
+        if user_id is not None and settings.REDIS_URL:
+            await loop_redis(settings.REDIS_URL).zrem(_key(user_id), socket_id)
+
+    async def _renew(self) -> None:
+        while self.open:
+            await asyncio.sleep(RENEW_S)
+            try:
+                pipe = loop_redis(settings.REDIS_URL).pipeline(transaction=False)
+                lapse = time.time() + LAPSE_S
+                for socket_id, user_id in list(self.open.items()):
+                    pipe.zadd(_key(user_id), {socket_id: lapse}, xx=True)
+                    pipe.expire(_key(user_id), int(LAPSE_S))
+                await pipe.execute()
+            except Exception as exc:  # Redis away: the next renewal may land
+                log.warning("renewing open sockets failed: %s", exc)
+
+
+def registry() -> _Registry:
+    """This event loop's registry (daphne runs one loop per process)."""
+    loop = asyncio.get_running_loop()
+    found = getattr(loop, "_arena_sockets", None)
+    if found is None:
+        found = loop._arena_sockets = _Registry()  # type: ignore[attr-defined]
+    return found
