@@ -9,11 +9,8 @@ from __future__ import annotations
 
 import contextlib
 import os
-import signal
 import subprocess
 import sys
-import time
-import urllib.request
 import uuid
 from collections.abc import Awaitable, Callable, Iterator
 
@@ -26,7 +23,7 @@ from django.test import Client
 
 from accounts.models import User
 from arena.catalog.models import ModelEntry
-from arena.devtools.http_server import free_port
+from arena.devtools.processes import CeleryProcess, DaphneServer
 from tests.helpers import (
     FAST_PASSWORD_HASHERS,
     ROOT,
@@ -35,7 +32,6 @@ from tests.helpers import (
     make_two_models,
     make_user,
     session_headers,
-    stop_process,
     subprocess_env,
     wait_for_answers,
 )
@@ -87,42 +83,26 @@ def two_models(db) -> tuple[ModelEntry, ModelEntry]:
 
 
 @pytest.fixture(scope="session")
-def celery_worker(django_db_setup, django_db_blocker) -> Iterator[subprocess.Popen | None]:
+def celery_worker(django_db_setup, django_db_blocker) -> Iterator[CeleryProcess | None]:
     """A real Celery worker process on the test database, when generation runs on Celery."""
     if settings.GENERATION_MODE != "celery":
         yield None
         return
     env = subprocess_env()
-    celery = [sys.executable, "-m", "celery", "-A", "arena"]
     queues = f"{settings.GENERATION_QUEUE},default"
     subprocess.run(
-        [*celery, "purge", "-f", "-Q", queues], env=env, cwd=ROOT, check=False, capture_output=True
-    )
-    log = open(ROOT / "var" / "test-celery-worker.log", "w")  # noqa: SIM115
-    proc = subprocess.Popen(
-        [
-            *celery,
-            "worker",
-            "-Q",
-            queues,
-            "-P",
-            "threads",
-            "-c",
-            "8",
-            "-l",
-            "warning",
-            "--without-gossip",
-            "--without-mingle",
-            "--without-heartbeat",
-        ],
+        [sys.executable, "-m", "celery", "-A", "arena", "purge", "-f", "-Q", queues],
         env=env,
         cwd=ROOT,
-        stdout=log,
-        stderr=subprocess.STDOUT,
+        check=False,
+        capture_output=True,
     )
-    yield proc
-    stop_process(proc, signal.SIGQUIT)  # cold shutdown: stalled mock streams need not finish
-    log.close()
+    log = ROOT / "var" / "test-celery-worker.log"
+    log.write_text("")
+    worker = CeleryProcess("worker", log, env=env, queues=queues)
+    worker.start()
+    yield worker
+    worker.stop()
 
 
 @pytest.fixture
@@ -152,58 +132,9 @@ def ws_connect() -> Callable[[User | None], Awaitable[WebsocketCommunicator]]:
     return connect
 
 
-class DaphneServer:
-    """The real app under daphne in its own process, on the test's committed data, on a port
-    of its own that it keeps across restarts."""
-
-    def __init__(self, log_name: str) -> None:
-        self.port = free_port()
-        self.url = f"http://127.0.0.1:{self.port}"
-        self.log = open(ROOT / "var" / log_name, "w")  # noqa: SIM115
-        self.proc: subprocess.Popen | None = None
-
-    def start(self) -> None:
-        self.proc = subprocess.Popen(
-            [
-                sys.executable,
-                "-m",
-                "daphne",
-                "-b",
-                "127.0.0.1",
-                "-p",
-                str(self.port),
-                "arena.asgi:application",
-            ],
-            env=subprocess_env(),
-            cwd=ROOT,
-            stdout=self.log,
-            stderr=subprocess.STDOUT,
-        )
-        deadline = time.monotonic() + 60
-        while True:
-            try:
-                urllib.request.urlopen(self.url + "/leaderboard/", timeout=2).close()
-                return
-            except OSError:
-                if self.proc.poll() is not None or time.monotonic() > deadline:
-                    self.proc.kill()
-                    raise RuntimeError(f"daphne did not start; see {self.log.name}") from None
-                time.sleep(0.1)
-
-    def kill(self) -> None:
-        """``kill -9``: no shutdown, every socket dropped at once."""
-        self.proc.kill()
-        self.proc.wait()
-
-    def stop(self) -> None:
-        if self.proc is not None:
-            stop_process(self.proc)
-        self.log.close()
-
-
 @contextlib.contextmanager
 def daphne_process(log_name: str) -> Iterator[DaphneServer]:
-    server = DaphneServer(log_name)
+    server = DaphneServer(ROOT / "var" / log_name, env=subprocess_env())
     try:
         server.start()
         yield server

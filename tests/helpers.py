@@ -11,8 +11,6 @@ import asyncio
 import contextlib
 import json
 import os
-import signal
-import subprocess
 import threading
 import time
 import uuid
@@ -254,6 +252,28 @@ def session_headers(user: User) -> list[tuple[bytes, bytes]]:
     ]
 
 
+def real_socket(url: str, headers: list[tuple[bytes, bytes]]):
+    """A websocket to a real server at ``url``, signed in by ``headers``' session cookie."""
+    from urllib.parse import urlsplit
+
+    from websockets.asyncio.client import connect
+
+    cookie = dict(headers)[b"cookie"].decode()
+    return connect(
+        f"ws://{urlsplit(url).netloc}/ws/battle/",
+        additional_headers={"Cookie": cookie, "Origin": url},
+        open_timeout=RECEIVE_TIMEOUT,
+    )
+
+
+async def socket_frames_until(sock, *types: str) -> list[dict]:
+    """``frames_until`` on a real socket."""
+    seen: list[dict] = []
+    while not seen or seen[-1]["type"] not in types:
+        seen.append(json.loads(await asyncio.wait_for(sock.recv(decode=True), RECEIVE_TIMEOUT)))
+    return seen
+
+
 def answer_texts(battle_id: object) -> dict[str, str]:
     """The battle's first-turn answers as stored, by side: what a pane must end up showing."""
     answers = Answer.objects.filter(turn__battle_id=battle_id, turn__index=0)
@@ -325,16 +345,6 @@ def subprocess_env() -> dict[str, str]:
     env["PASSWORD_HASHERS"] = ",".join(FAST_PASSWORD_HASHERS)
     env.setdefault("PYTHONUNBUFFERED", "1")
     return env
-
-
-def stop_process(proc: subprocess.Popen, sig: int = signal.SIGTERM) -> None:
-    """Stop a child for good before the test database it uses is dropped."""
-    proc.send_signal(sig)
-    try:
-        proc.wait(timeout=5)
-    except subprocess.TimeoutExpired:
-        proc.kill()
-        proc.wait()
 
 
 # Vendor adapters: keys, the request, and running an adapter as production does --------------

@@ -102,6 +102,7 @@ class Schedule:
     def __init__(self) -> None:
         self.watches: dict[Watch, None] = {}  # in the order added
         self._task: asyncio.Task | None = None
+        self._read_failing = False  # logged once per outage, not once per tick
 
     def add(self, watch: Watch) -> None:
         self.watches[watch] = None
@@ -140,8 +141,14 @@ class Schedule:
         try:
             entries = await answer_streams().read(cursors)
         except Exception:  # the streams' store is down: no text this tick, deadlines still run
-            log.exception("reading the answer streams failed")
+            if not self._read_failing:
+                log.exception("reading the answer streams failed; retrying every tick")
+            self._read_failing = True
             entries = []
+        else:
+            if self._read_failing:
+                log.warning("reading the answer streams works again")
+            self._read_failing = False
         for entry in entries:
             ws = readers[entry.key]
             if len(ws) == 1:  # the usual case: the read was from this watch's own cursor

@@ -1,7 +1,8 @@
-"""A Redis server and a PostgreSQL cluster of one's own, on free ports, to kill and restart.
+"""Real processes to kill and restart: the app under daphne, a Celery worker or beat, and a
+Redis server and a PostgreSQL cluster of one's own, each on a port it keeps across restarts.
 
-For fault tests and ``bench/faults.py``: they start these, never touch the shared servers, and
-break them for real (``kill -9``, a restart on the same port with nothing kept).
+For the test suite and ``bench/faults.py``: they start these, never touch the shared servers,
+and break them for real (``kill -9``, a restart on the same port with nothing kept).
 """
 
 from __future__ import annotations
@@ -11,8 +12,10 @@ import pwd
 import shutil
 import signal
 import subprocess
+import sys
 import tempfile
 import time
+import urllib.request
 from pathlib import Path
 
 from arena.devtools.http_server import free_port
@@ -24,6 +27,104 @@ def _wait(check, what: str, timeout: float = 30) -> None:
         if time.monotonic() > deadline:
             raise RuntimeError(f"{what} did not come up within {timeout:g} s")
         time.sleep(0.05)
+
+
+ROOT = Path(__file__).resolve().parent.parent.parent
+
+
+class DaphneServer:
+    """The app under daphne in its own process, with ``env``, on a port of its own."""
+
+    def __init__(self, log: Path, *, env: dict[str, str]) -> None:
+        self.port = free_port()
+        self.url = f"http://127.0.0.1:{self.port}"
+        self.env = env
+        self.log = open(log, "w")  # noqa: SIM115
+        self.proc: subprocess.Popen | None = None
+
+    def start(self) -> None:
+        self.proc = subprocess.Popen(
+            [
+                sys.executable,
+                "-m",
+                "daphne",
+                "-b",
+                "127.0.0.1",
+                "-p",
+                str(self.port),
+                "arena.asgi:application",
+            ],  # fmt: skip
+            env=self.env,
+            cwd=ROOT,
+            stdout=self.log,
+            stderr=subprocess.STDOUT,
+        )
+        deadline = time.monotonic() + 60
+        while True:
+            try:
+                urllib.request.urlopen(self.url + "/leaderboard/", timeout=2).close()
+                return
+            except OSError:
+                if self.proc.poll() is not None or time.monotonic() > deadline:
+                    self.proc.kill()
+                    raise RuntimeError(f"daphne did not start; see {self.log.name}") from None
+                time.sleep(0.1)
+
+    def kill(self) -> None:
+        """``kill -9``: no shutdown, every socket dropped at once."""
+        self.proc.kill()
+        self.proc.wait()
+
+    def stop(self) -> None:
+        if self.proc is not None:
+            stop_process(self.proc)
+        self.log.close()
+
+
+class CeleryProcess:
+    """``celery -A arena worker`` (threads, the README's shape) or ``celery -A arena beat``."""
+
+    def __init__(self, kind: str, log: Path, *, env: dict[str, str], queues: str = "") -> None:
+        self.kind, self.log_path, self.env, self.queues = kind, log, env, queues
+        self.proc: subprocess.Popen | None = None
+        self.schedule = Path(tempfile.mkdtemp(prefix="arena-beat-")) / "schedule"
+
+    def start(self) -> None:
+        args = [sys.executable, "-m", "celery", "-A", "arena", self.kind, "-l", "warning"]
+        if self.kind == "worker":
+            args += ["-Q", self.queues, "-P", "threads", "-c", "8", "--without-gossip",
+                     "--without-mingle", "--without-heartbeat"]  # fmt: skip
+        else:
+            args += ["--schedule", str(self.schedule)]
+        with open(self.log_path, "a") as log:
+            self.proc = subprocess.Popen(
+                args, env=self.env, cwd=ROOT, stdout=log, stderr=subprocess.STDOUT
+            )
+
+    def alive(self) -> bool:
+        return self.proc is not None and self.proc.poll() is None
+
+    def kill(self) -> None:
+        """``kill -9`` mid-whatever: no ack, no cleanup."""
+        self.proc.kill()
+        self.proc.wait()
+
+    def stop(self) -> None:
+        if self.proc is not None:
+            stop_process(self.proc, signal.SIGQUIT)  # cold: stalled streams need not finish
+        shutil.rmtree(self.schedule.parent, ignore_errors=True)
+
+
+def stop_process(proc: subprocess.Popen, sig: int = signal.SIGTERM) -> None:
+    """Stop a child for good (before the database it uses is dropped)."""
+    if proc.poll() is not None:
+        return
+    proc.send_signal(sig)
+    try:
+        proc.wait(timeout=5)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait()
 
 
 class RedisServer:
