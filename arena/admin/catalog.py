@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 from django import forms
 from django.contrib import admin
 from django.core.exceptions import ValidationError
@@ -9,8 +11,9 @@ from django.urls import URLPattern, path
 
 from arena.admin.pools import pools_view
 from arena.backends.http import secret_problems
-from arena.backends.pools import replica_problems
+from arena.backends.schema import settings_problems
 from arena.catalog.models import ModelEntry, ModelPrice
+from arena.core.text import text_clean
 
 # Deeper than any backend's settings need; Python's JSON parser gives up near 1,000 levels.
 SETTINGS_MAX_DEPTH = 20
@@ -31,13 +34,28 @@ class SettingsJSONField(forms.JSONField):
         except RecursionError:
             return forms.fields.InvalidJSONInput(data)
 
+    def prepare_value(self, value):
+        shown = super().prepare_value(value)
+        # JSON may spell a lone surrogate ("\ud800"), which no page can carry: shown escaped.
+        if isinstance(shown, str) and not isinstance(value, forms.fields.InvalidJSONInput):
+            try:
+                shown.encode("utf-8")
+            except UnicodeEncodeError:
+                shown = json.dumps(value, cls=self.encoder)
+        return shown
+
 
 def _settings_problems(value: object, depth: int = 0) -> list[str]:
-    """NUL characters (PostgreSQL stores no such JSON) and nesting past the limit."""
+    """NUL characters and lone surrogates (PostgreSQL stores no such JSON) and nesting past
+    the limit."""
     if depth > SETTINGS_MAX_DEPTH:
         return [f"Backend settings may nest at most {SETTINGS_MAX_DEPTH} levels deep."]
     if isinstance(value, str):
-        return ["Backend settings may not contain NUL characters."] if "\x00" in value else []
+        if "\x00" in value:
+            return ["Backend settings may not contain NUL characters."]
+        if text_clean(value) != value:
+            return ["Backend settings may not contain lone surrogates (broken characters)."]
+        return []
     items = (
         value.items()
         if isinstance(value, dict)
@@ -54,7 +72,10 @@ def _settings_problems(value: object, depth: int = 0) -> list[str]:
 class ModelEntryForm(forms.ModelForm):
     class Meta:
         model = ModelEntry
-        field_classes = {"backend_settings": SettingsJSONField}
+        field_classes = {
+            "backend_settings": SettingsJSONField,
+            "supported_params": SettingsJSONField,
+        }
         fields = (
             "public_name",
             "organisation",
@@ -66,13 +87,26 @@ class ModelEntryForm(forms.ModelForm):
             "active",
         )
 
+    def clean_supported_params(self) -> list:
+        value = self.cleaned_data["supported_params"]
+        if value is None:
+            return []
+        if not isinstance(value, list) or not all(
+            isinstance(p, str) and p and text_clean(p) == p for p in value
+        ):
+            raise ValidationError('Supported params must be a list of names, e.g. ["top_p"].')
+        return value
+
     def clean_backend_settings(self) -> dict:
         value = self.cleaned_data["backend_settings"]
         if value is None:
             return {}
         if not isinstance(value, dict):
             raise ValidationError("Backend settings must be a JSON object, e.g. {}.")
-        problems = _settings_problems(value) or secret_problems(value) + replica_problems(value)
+        kind = self.cleaned_data.get("backend", "")
+        problems = _settings_problems(value) or (
+            secret_problems(value) + settings_problems(kind, value)
+        )
         if problems:
             raise ValidationError(problems)
         return value

@@ -19,10 +19,12 @@ class ImportReport:
     rejected: list[tuple[int, str]] = field(default_factory=list)  # (line or row number, why)
 
     def summary(self) -> str:
-        return (
-            f"{self.created} prompt(s) added, {self.duplicates} already present, "
-            f"{len(self.rejected)} rejected."
-        )
+        if self.rejected:
+            return (
+                f"Nothing was imported: {len(self.rejected)} row(s) rejected. Fix them and "
+                "import the file again (prompts already present are skipped)."
+            )
+        return f"{self.created} prompt(s) added, {self.duplicates} already present."
 
 
 def _row(raw: object) -> dict[str, str]:
@@ -55,14 +57,17 @@ def parse_prompts(
     rows: list[tuple[int, dict]] = []
     rejected: list[tuple[int, str]] = []
     if filename.lower().endswith(".csv"):
-        reader = csv.DictReader(io.StringIO(text))
-        if not reader.fieldnames or "text" not in reader.fieldnames:
-            return [], [(1, "the CSV header must name a 'text' column")]
-        for number, raw in enumerate(reader, start=2):
-            try:
-                rows.append((number, _row(raw)))
-            except ValueError as exc:
-                rejected.append((number, str(exc)))
+        reader = csv.DictReader(io.StringIO(text, newline=""))
+        try:
+            if not reader.fieldnames or "text" not in reader.fieldnames:
+                return [], [(1, "the CSV header must name a 'text' column")]
+            for raw in reader:
+                try:
+                    rows.append((reader.line_num, _row(raw)))
+                except ValueError as exc:
+                    rejected.append((reader.line_num, str(exc)))
+        except csv.Error as exc:  # past repair (a stray quote, say): nothing after it is read
+            rejected.append((reader.line_num, f"not valid CSV ({exc}); nothing after it was read"))
         return rows, rejected
     for number, line in enumerate(text.splitlines(), start=1):
         if not line.strip():

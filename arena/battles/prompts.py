@@ -64,8 +64,9 @@ def prompt_create(
 
 @transaction.atomic
 def prompts_import(*, data: bytes, filename: str) -> ImportReport:
-    """Add curated prompts from a JSONL or CSV file; every row not added is reported, with why.
-    One transaction: a failure part-way adds none of the file, never a silent part of it."""
+    """Add curated prompts from a JSONL or CSV file, all or nothing: every row that cannot be
+    added is reported, with why, and then none of the file is (one transaction, so a failure
+    part-way adds nothing either, never a silent part of it)."""
     rows, rejected = parse_prompts(data, filename=filename)
     report = ImportReport(rejected=list(rejected))
     for number, fields in rows:
@@ -79,6 +80,9 @@ def prompts_import(*, data: bytes, filename: str) -> ImportReport:
         else:
             report.duplicates += 1
     report.rejected.sort()
+    if report.rejected:
+        transaction.set_rollback(True)
+        report.created = report.duplicates = 0
     return report
 
 

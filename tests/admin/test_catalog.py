@@ -12,12 +12,14 @@ from arena.catalog.models import ModelEntry
 from tests.helpers import make_two_models, make_user, ready_battle
 
 
-def model_form(backend_settings: object) -> ModelEntryForm:
+def model_form(
+    backend_settings: object, backend: str = ModelEntry.Backend.OPENAI_COMPATIBLE
+) -> ModelEntryForm:
     return ModelEntryForm(
         data={
             "public_name": "Granite Finch",
             "model_id": "gf-1",
-            "backend": ModelEntry.Backend.OPENAI_COMPATIBLE,
+            "backend": backend,
             "backend_settings": json.dumps(backend_settings),
             "supported_params": "[]",
             "active": "on",
@@ -45,17 +47,41 @@ def test_model_form_refuses_a_literal_secret_in_backend_settings(db, backend_set
 
 
 @pytest.mark.parametrize(
-    "backend_settings",
+    ("backend", "backend_settings"),
     [
-        {"base_url": "http://vllm:8000/v1", "api_key_env": "VLLM_API_KEY"},
-        {"API_KEY_FILE": "/run/secrets/vllm"},
-        {"ttft_ms": 0, "tokens_per_s": 30, "answer_tokens": 80, "max_tokens": 512},
+        ("openai_compatible", {"base_url": "http://vllm:8000/v1", "api_key_env": "VLLM_API_KEY"}),
+        ("openai_compatible", {"API_KEY_FILE": "/run/secrets/vllm"}),
+        ("mock", {"ttft_ms": 0, "tokens_per_s": 30, "answer_tokens": 80}),
+        ("anthropic", {"max_tokens": 512, "timeout_s": 30}),
     ],
 )
-def test_model_form_accepts_references_to_secrets_and_token_counts(db, backend_settings):
-    form = model_form(backend_settings)
+def test_model_form_accepts_references_to_secrets_and_token_counts(db, backend, backend_settings):
+    form = model_form(backend_settings, backend)
 
     assert form.is_valid(), form.errors
+
+
+@pytest.mark.parametrize(
+    ("backend", "backend_settings", "says"),
+    [
+        ("openai", {"timeout": 30}, "'timeout' is not a setting of this backend"),
+        ("openai", {"timeout_s": "soon"}, "'timeout_s' must be a number above 0"),
+        ("openai_compatible", {"base_url": "vllm:8000"}, "'base_url' must be a URL"),
+        ("openai_compatible", {"headers": {"X-Trace": 5}}, "'headers' must be an object"),
+        ("openai_compatible", {"include_usage": "yes"}, "must be true or false"),
+        ("anthropic", {"max_tokens": 0}, "'max_tokens' must be a whole number"),
+        ("mock", {"style": "loud"}, "'style' must be one of"),
+        ("mock", {"max_tokens": 5}, "'max_tokens' is not a setting"),
+        ("gemini", {"max_concurrency": True}, "'max_concurrency' must be a whole number"),
+    ],
+)
+def test_model_form_checks_backend_settings_against_the_backends_schema(
+    db, backend, backend_settings, says
+):
+    form = model_form(backend_settings, backend)
+
+    assert not form.is_valid()
+    assert says in " ".join(form.errors["backend_settings"])
 
 
 def test_model_admin_shows_why_an_api_key_was_refused(admin_client):

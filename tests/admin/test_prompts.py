@@ -34,7 +34,7 @@ def test_prompt_changelist_searches_filters_and_offers_import(admin_client):
     assert b"off-by-one" in filtered.content and b"Write a haiku" not in filtered.content
 
 
-def test_import_adds_jsonl_rows_and_reports_rejected_lines(admin_client):
+def test_import_with_rejected_lines_reports_each_and_adds_nothing(admin_client):
     data = (
         b'{"text": "Name a prime above 100.", "category": "math"}\n'
         b"{not json}\n"
@@ -46,13 +46,10 @@ def test_import_adds_jsonl_rows_and_reports_rejected_lines(admin_client):
 
     assert response.status_code == 200
     page = response.content.decode()
-    assert "2 prompt(s) added, 0 already present, 2 rejected." in page
+    assert "Nothing was imported: 2 row(s) rejected." in page
     assert "<td>2</td><td>not valid JSON" in page
     assert "<td>3</td><td>&#x27;text&#x27; is missing or empty</td>" in page
-    assert set(Prompt.objects.values_list("text", flat=True)) == {
-        "Name a prime above 100.",
-        "What is a monad?",
-    }
+    assert not Prompt.objects.exists()
 
 
 def test_import_accepts_csv(admin_client):
@@ -60,7 +57,7 @@ def test_import_accepts_csv(admin_client):
 
     response = upload(admin_client, "prompts.csv", data)
 
-    assert "1 prompt(s) added, 0 already present, 0 rejected." in response.content.decode()
+    assert "1 prompt(s) added, 0 already present." in response.content.decode()
     prompt = Prompt.objects.get()
     assert (prompt.text, prompt.category, prompt.language) == (
         "Translate «merci» to English.",

@@ -25,7 +25,9 @@ def short_limit(settings):
     settings.ARENA = {**settings.ARENA, "PROMPT_MAX_CHARS": 40}
 
 
-def test_rejected_rows_are_reported_with_line_numbers_and_reasons(db, tmp_path, short_limit):
+def test_a_file_with_rejected_rows_adds_nothing_and_reports_each_with_its_line_and_reason(
+    db, tmp_path, short_limit
+):
     path = tmp_path / "prompts.jsonl"
     path.write_text(
         jsonl(
@@ -39,17 +41,13 @@ def test_rejected_rows_are_reported_with_line_numbers_and_reasons(db, tmp_path, 
 
     out, err = run_import(path)
 
-    assert out.strip() == "2 prompt(s) added, 0 already present, 3 rejected."
+    assert out.strip().startswith("Nothing was imported: 3 row(s) rejected.")
     lines = err.strip().splitlines()
     assert len(lines) == 3
     assert lines[0].startswith("prompts.jsonl:2: rejected: not valid JSON")
     assert lines[1] == "prompts.jsonl:3: rejected: 'text' is missing or empty"
     assert lines[2] == "prompts.jsonl:4: rejected: The prompt is 41 characters; the limit is 40."
-    assert set(Prompt.objects.values_list("text", flat=True)) == {
-        "Name three prime numbers.",
-        "Why is the sky blue?",
-    }
-    assert Prompt.objects.get(text="Name three prime numbers.").category == "math"
+    assert not Prompt.objects.exists()  # not the good rows either: all or nothing
 
 
 def test_csv_rows_are_numbered_by_file_line(db, tmp_path):
@@ -58,7 +56,7 @@ def test_csv_rows_are_numbered_by_file_line(db, tmp_path):
 
     out, err = run_import(path)
 
-    assert out.strip() == "1 prompt(s) added, 0 already present, 1 rejected."
+    assert out.strip().startswith("Nothing was imported: 1 row(s) rejected.")
     assert err.strip() == "prompts.csv:3: rejected: 'text' is missing or empty"
 
 
@@ -76,8 +74,8 @@ def test_importing_the_same_prompts_again_adds_nothing(db, tmp_path):
     first, _ = run_import(path)
     second, _ = run_import(path)
 
-    assert first.strip() == "2 prompt(s) added, 1 already present, 0 rejected."
-    assert second.strip() == "0 prompt(s) added, 3 already present, 0 rejected."
+    assert first.strip() == "2 prompt(s) added, 1 already present."
+    assert second.strip() == "0 prompt(s) added, 3 already present."
     assert Prompt.objects.count() == 2
 
 
@@ -96,17 +94,19 @@ def test_hostile_rows_are_cleaned_or_rejected_never_a_crash(db, tmp_path):
                 "category": "ma\x00th",
                 "system_prompt": "Be\x00 brief",
             },
-            "[" * 3000 + "]" * 3000,
             {"text": "A lone \ud800 surrogate"},
         ),
         encoding="utf-8",
         errors="surrogatepass",
     )
+    deep = tmp_path / "deep.jsonl"
+    deep.write_text(jsonl({"text": "Fine."}, "[" * 3000 + "]" * 3000))
 
+    out, err = run_import(deep)
+    assert err.strip() == "deep.jsonl:2: rejected: not valid JSON (nested too deep)"
     out, err = run_import(path)
 
-    assert out.strip() == "2 prompt(s) added, 0 already present, 1 rejected."
-    assert err.strip() == "prompts.jsonl:2: rejected: not valid JSON (nested too deep)"
+    assert out.strip() == "2 prompt(s) added, 0 already present."
     cleaned = Prompt.objects.get(text="Nul in the text")
     assert (cleaned.category, cleaned.system_prompt) == ("math", "Be brief")
     assert Prompt.objects.filter(text="A lone \ufffd surrogate").exists()

@@ -1,0 +1,113 @@
+"""What a model's backend settings may hold, by kind, and of what type.
+
+The model form checks settings against this when they are saved, so a typo ("timeout"), a wrong
+type ("timeout_s": "soon") or a bad URL is a form error then, not a failed battle later. Keys
+ending ``_env`` or ``_file`` name where a secret is read from (``http.secret``) and are strings.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from arena.backends.mock import MISBEHAVIOURS, STYLES
+from arena.backends.pools import replica_problems
+
+Check = Callable[[object], str]  # "" when the value is fine, else what it should be
+
+
+def _url(value: object) -> str:
+    ok = isinstance(value, str) and value.startswith(("http://", "https://"))
+    return "" if ok else "a URL starting http:// or https://"
+
+
+def _text(value: object) -> str:
+    return "" if isinstance(value, str) else "a string"
+
+
+def _flag(value: object) -> str:
+    return "" if isinstance(value, bool) else "true or false"
+
+
+def _number(*, low: float = 0.0, strict: bool = False) -> Check:
+    def check(value: object) -> str:
+        ok = isinstance(value, int | float) and not isinstance(value, bool)
+        ok = ok and (value > low if strict else value >= low)
+        return "" if ok else f"a number {'above' if strict else 'of at least'} {low:g}"
+
+    return check
+
+
+def _count(value: object) -> str:
+    ok = isinstance(value, int) and not isinstance(value, bool) and value >= 1
+    return "" if ok else "a whole number of at least 1"
+
+
+def _headers(value: object) -> str:
+    ok = isinstance(value, dict) and all(
+        isinstance(k, str) and isinstance(v, str) for k, v in value.items()
+    )
+    return "" if ok else "an object of header names to string values"
+
+
+def _one_of(choices: tuple[str, ...]) -> Check:
+    def check(value: object) -> str:
+        return "" if value in choices else "one of " + ", ".join(repr(c) for c in choices)
+
+    return check
+
+
+def _any(value: object) -> str:
+    return ""  # checked elsewhere (replicas: replica_problems)
+
+
+# Every kind: which pool queue its answers go to, and a GPU pool's replicas and routing.
+_POOL: dict[str, Check] = {
+    "queue": _text,
+    "replicas": _any,
+    "max_concurrency": _count,
+    "fail_threshold": _count,
+    "probe_interval_s": _number(strict=True),
+}
+_HTTP: dict[str, Check] = {
+    **_POOL,
+    "base_url": _url,
+    "headers": _headers,
+    "timeout_s": _number(strict=True),
+}
+SCHEMAS: dict[str, dict[str, Check]] = {
+    "mock": {
+        **_POOL,
+        "ttft_ms": _number(),
+        "tokens_per_s": _number(),
+        "answer_tokens": _count,
+        "style": _one_of(STYLES),
+        "misbehaviour": _one_of(("", *MISBEHAVIOURS)),
+        "prefix": _text,
+        "timestamps": _flag,
+        "base_url": _url,  # a pooled mock's replicas are mock servers
+    },
+    "openai_compatible": {**_HTTP, "include_usage": _flag},
+    "openai": _HTTP,
+    "anthropic": {**_HTTP, "max_tokens": _count},
+    "gemini": _HTTP,
+}
+
+
+def settings_problems(kind: str, settings: dict) -> list[str]:
+    """What is wrong with ``settings`` for a backend of ``kind``; empty when they are fine."""
+    schema = SCHEMAS.get(kind)
+    if schema is None:
+        return []  # the kind itself is refused by the model field's choices
+    problems = []
+    for key, value in settings.items():
+        if key.lower().endswith(("_env", "_file")):
+            check = _text
+        elif key in schema:
+            check = schema[key]
+        else:
+            known = ", ".join(sorted(schema))
+            problems.append(f"'{key}' is not a setting of this backend (it takes: {known}).")
+            continue
+        if should := check(value):
+            problems.append(f"'{key}' must be {should}.")
+    return problems + replica_problems(settings)
