@@ -260,3 +260,63 @@ class PostgresCluster:
             except subprocess.CalledProcessError:
                 self.kill()
         shutil.rmtree(self.dir, ignore_errors=True)
+
+
+class AppStack:
+    """The whole app on a Redis of its own: daphne, Celery workers and beat, with ``env``
+    (which names the database). Logs go to ``logs/<name>-*.log``."""
+
+    def __init__(self, env: dict[str, str], redis: RedisServer, *, logs: Path, name: str):
+        self.env, self.redis, self.logs, self.name = env, redis, logs, name
+        self.daphne: DaphneServer | None = None
+        self.workers: list[CeleryProcess] = []
+        self.beat: CeleryProcess | None = None
+
+    def start(self) -> AppStack:
+        try:
+            self.daphne = DaphneServer(self.logs / f"{self.name}-daphne.log", env=self.env)
+            self.daphne.start()
+            self.start_worker()
+            self.beat = CeleryProcess("beat", self.logs / f"{self.name}-beat.log", env=self.env)
+            self.beat.start()
+        except Exception:
+            self.stop()
+            raise
+        return self
+
+    def start_worker(self) -> CeleryProcess:
+        """Another worker (as a supervisor restarting a killed one would)."""
+        log = self.logs / f"{self.name}-worker-{len(self.workers) + 1}.log"
+        log.write_text("")
+        worker = CeleryProcess("worker", log, env=self.env, queues="generation,default")
+        worker.start()
+        self.workers.append(worker)
+        return worker
+
+    def stop(self) -> None:
+        for proc in [*self.workers, self.beat, self.daphne]:
+            if proc is not None:
+                proc.stop()
+        self.redis.stop()
+
+
+APP_ROLE = "arena_app"
+
+
+def database_create(cluster: PostgresCluster, env: dict[str, str], *, seed: str) -> str:
+    """Database "arena" on the cluster, migrated and granted to APP_ROLE as its owner would,
+    then ``seed`` (Python, run by ``manage.py shell``) run; what the seed printed."""
+    import psycopg
+
+    with psycopg.connect(cluster.url("postgres"), autocommit=True) as conn:
+        conn.execute("CREATE DATABASE arena")
+        conn.execute(f"CREATE ROLE {APP_ROLE} LOGIN")
+    owner = {**env, "DATABASE_URL": cluster.url("arena")}
+    owner.pop("REDIS_URL", None)  # the embedded default: nothing of this needs Redis
+    done = None
+    for args in (["migrate", "-v", "0"], ["grant_app_role", APP_ROLE], ["shell", "-c", seed]):
+        done = subprocess.run(
+            [sys.executable, "manage.py", *args],
+            env=owner, cwd=ROOT, capture_output=True, text=True, check=True,
+        )  # fmt: skip
+    return done.stdout

@@ -6,45 +6,24 @@ never touched. They run where CI runs, on PostgreSQL.
 from __future__ import annotations
 
 import shutil
-import subprocess
-import sys
 from collections.abc import Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import psycopg
 import pytest
 from django.db import connection
 
-from arena.devtools.processes import CeleryProcess, DaphneServer, PostgresCluster, RedisServer
+from arena.devtools.processes import (
+    APP_ROLE,
+    AppStack,
+    PostgresCluster,
+    RedisServer,
+    database_create,
+)
 from tests.helpers import ROOT, subprocess_env
 
 # Long, so that only the heartbeat or the fault itself, never the deadline, can end a battle.
 FAULT_TURN_DEADLINE_S = 60
-
-
-@dataclass
-class Stack:
-    """daphne, Celery workers and beat on their own Redis, sharing one database."""
-
-    env: dict[str, str]
-    redis: RedisServer
-    daphne: DaphneServer | None = None
-    workers: list[CeleryProcess] = field(default_factory=list)
-    beat: CeleryProcess | None = None
-
-    def start_worker(self) -> CeleryProcess:
-        log = ROOT / "var" / f"faults-worker-{len(self.workers) + 1}.log"
-        log.write_text("")
-        worker = CeleryProcess("worker", log, env=self.env, queues="generation,default")
-        worker.start()
-        self.workers.append(worker)
-        return worker
-
-    def stop(self) -> None:
-        for proc in [*self.workers, self.beat, self.daphne]:
-            if proc is not None:
-                proc.stop()
-        self.redis.stop()
 
 
 def stack_env(*, redis_url: str, database_url: str | None = None) -> dict[str, str]:
@@ -59,18 +38,8 @@ def stack_env(*, redis_url: str, database_url: str | None = None) -> dict[str, s
     return env
 
 
-def stack_start(env: dict[str, str], redis: RedisServer) -> Stack:
-    stack = Stack(env=env, redis=redis)
-    try:
-        stack.daphne = DaphneServer(ROOT / "var" / "faults-daphne.log", env=env)
-        stack.daphne.start()
-        stack.start_worker()
-        stack.beat = CeleryProcess("beat", ROOT / "var" / "faults-beat.log", env=env)
-        stack.beat.start()
-    except Exception:
-        stack.stop()
-        raise
-    return stack
+def stack_start(env: dict[str, str], redis: RedisServer) -> AppStack:
+    return AppStack(env, redis, logs=ROOT / "var", name="faults").start()
 
 
 def require_fault_tools() -> None:
@@ -81,7 +50,7 @@ def require_fault_tools() -> None:
 
 
 @pytest.fixture
-def stack(transactional_db) -> Iterator[Stack]:
+def stack(transactional_db) -> Iterator[AppStack]:
     """The whole app on a Redis of its own and the test database."""
     require_fault_tools()
     redis = RedisServer()
@@ -105,7 +74,7 @@ print("COOKIE", f"{name}={client.cookies[name].value}")
 
 @dataclass
 class PostgresStack:
-    stack: Stack
+    stack: AppStack
     cluster: PostgresCluster
     cookie: str  # a signed-in rater's session cookie
 
@@ -127,25 +96,12 @@ def postgres_stack(request) -> Iterator[PostgresStack]:
     try:
         cluster.init()
         cluster.start()
-        with psycopg.connect(cluster.url("postgres"), autocommit=True) as conn:
-            conn.execute("CREATE DATABASE arena")
-            conn.execute("CREATE ROLE arena_app LOGIN")
-        owner = stack_env(redis_url="", database_url=cluster.url("arena"))
-        owner.pop("REDIS_URL")
         marker = request.node.get_closest_marker("mock")
         seed = SEED.replace("MOCK", repr(marker.kwargs if marker else {}))
-        for args in (
-            ["migrate", "-v", "0"],
-            ["grant_app_role", "arena_app"],
-            ["shell", "-c", seed],
-        ):
-            done = subprocess.run(
-                [sys.executable, "manage.py", *args],
-                env=owner, cwd=ROOT, capture_output=True, text=True, check=True,
-            )  # fmt: skip
-        cookie = done.stdout.split("COOKIE", 1)[1].strip()
+        printed = database_create(cluster, stack_env(redis_url=""), seed=seed)
+        cookie = printed.split("COOKIE", 1)[1].strip()
         redis.start()
-        env = stack_env(redis_url=redis.url, database_url=cluster.url("arena", role="arena_app"))
+        env = stack_env(redis_url=redis.url, database_url=cluster.url("arena", role=APP_ROLE))
         stack = stack_start(env, redis)
     except Exception:
         redis.stop()

@@ -52,6 +52,21 @@ async def test_votes_in_flight_as_the_web_process_is_killed_are_each_stored_once
     assert await database_sync_to_async(stored_votes)() == dict.fromkeys(ids, 1)
 
 
+async def test_votes_across_a_redis_restart_are_each_stored_once(stack, alice):
+    await database_sync_to_async(make_two_models)()
+    cookie = dict(await database_sync_to_async(session_headers)(alice))[b"cookie"].decode()
+    async with RaterSocket(stack.daphne.url, cookie) as rater:
+        ids = await ready_battles(rater, BATTLES)
+        half = BATTLES // 2
+        before = [await rater.vote(battle_id, "tie") for battle_id in ids[:half]]
+        stack.redis.restart()  # kill -9 and back, empty: rate-limit counters and streams gone
+        during = [await rater.vote(battle_id, "tie") for battle_id in ids[half:]]
+        await ready_battles(rater, 1)  # and a battle after it works
+    assert [r["type"] for r in before + during] == ["revealed"] * BATTLES
+    assert await database_sync_to_async(stored_votes)() == {**dict.fromkeys(ids, 1)}
+    assert all(worker.alive() for worker in stack.workers)
+
+
 async def test_votes_while_postgresql_restarts_are_each_stored_once(postgres_stack):
     stack, cluster = postgres_stack.stack, postgres_stack.cluster
     async with RaterSocket(stack.daphne.url, postgres_stack.cookie) as rater:
