@@ -70,7 +70,9 @@ def answer_claim(*, answer_id: int) -> GenerationJob | None:
     """Mark an answer running and say what to generate; None when it is already finished.
 
     A task redelivered after a worker died finds its answer still running: it cannot resume a
-    stream the rater has half seen, so the answer fails visibly instead of being re-run.
+    stream the rater has half seen, so the answer fails visibly instead of being re-run. One
+    sent twice (the sweep's hand-on of a task lost with Redis) finds its answer running with a
+    live heartbeat: another worker has it, and this one leaves it be.
     """
     answer = (
         Answer.objects.select_for_update()
@@ -88,6 +90,9 @@ def answer_claim(*, answer_id: int) -> GenerationJob | None:
             message="The battle ended before this answer began.",
             void_reason="",
         )
+    key = stream_key(battle_id=answer.turn.battle_id, answer_id=answer.pk)
+    if answer.status == Answer.Status.RUNNING and answer_streams().alive([key]):
+        return None
     if answer.status == Answer.Status.RUNNING:
         return _fail(
             answer,
@@ -209,14 +214,30 @@ def battles_void_stuck(*, now: datetime | None = None) -> int:
 
 
 STALLED_MESSAGE = "A model server stopped while answering."
+# An answer still pending this long after its turn began has most likely lost its task (Redis
+# restarted with it queued): it is sent again, once. A copy that finds the first one running
+# leaves it be (answer_claim), so a slow queue only costs a task that ends at once.
+QUEUED_LOST_S = 20
 
 
 def answers_recover_stalled(*, now: datetime | None = None) -> list[tuple[int, str]]:
     """Answers whose worker stopped (no heartbeat for HEARTBEAT_TTL_S: killed, frozen, cut
     off): one that had written nothing is made pending again, once, for another worker; any
     other fails, and its battle is void with "a model server stopped", its viewers told at
-    once through the stream. The answers to enqueue again, each with its pool queue."""
+    once through the stream. Answers pending past QUEUED_LOST_S are sent again, once. The
+    answers to enqueue, each with its pool queue."""
     now = now or timezone.now()
+    lost = list(
+        Answer.objects.filter(
+            status=Answer.Status.PENDING,
+            requeues=0,
+            turn__created_at__lt=now - timedelta(seconds=QUEUED_LOST_S),
+            turn__battle__status=Battle.Status.GENERATING,
+        ).select_related("model")
+    )
+    Answer.objects.filter(pk__in=[a.pk for a in lost], status=Answer.Status.PENDING).update(
+        requeues=1
+    )
     running = Answer.objects.filter(
         status=Answer.Status.RUNNING,
         started_at__lt=now - timedelta(seconds=HEARTBEAT_TTL_S),
@@ -224,7 +245,7 @@ def answers_recover_stalled(*, now: datetime | None = None) -> list[tuple[int, s
     ).values_list("pk", "turn__battle_id")
     keys = {pk: stream_key(battle_id=battle_id, answer_id=pk) for pk, battle_id in running}
     alive = answer_streams().alive(list(keys.values()))
-    requeue = []
+    requeue = [(answer.pk, answer.model.pool_queue) for answer in lost]
     for answer_id, key in keys.items():
         if key not in alive:
             queue = _answer_stalled(answer_id=answer_id, key=key)

@@ -11,8 +11,10 @@ from django.utils import timezone
 
 from arena.battles.models import Answer, Battle, Turn
 from arena.generation.services import (
+    QUEUED_LOST_S,
     STALLED_MESSAGE,
     STUCK_GRACE_S,
+    answer_claim,
     answers_recover_stalled,
     battle_void_overdue,
     battles_void_stuck,
@@ -131,3 +133,26 @@ def test_an_answer_whose_worker_still_beats_or_only_just_began_is_left_alone(ali
     statuses = Answer.objects.filter(turn__index=1).values_list("status", flat=True)
     assert set(statuses) == {Answer.Status.RUNNING}
     Answer.objects.filter(turn__battle=battle).update(status=Answer.Status.OK)
+
+
+def test_an_answer_pending_long_after_its_turn_began_is_sent_again_once(alice, two_models):
+    battle = ready_battle(alice)
+    Battle.objects.filter(pk=battle.pk).update(status=Battle.Status.GENERATING)
+    turn = Turn.objects.create(battle=battle, index=1, text="And then?")
+    Turn.objects.filter(pk=turn.pk).update(
+        created_at=timezone.now() - timedelta(seconds=QUEUED_LOST_S + 1)
+    )
+    lost = Answer.objects.create(turn=turn, side="a", model=battle.model_a)  # its task gone
+    assert answers_recover_stalled() == [(lost.pk, "")]
+    assert answers_recover_stalled() == []  # once
+    Answer.objects.filter(pk=lost.pk).update(status=Answer.Status.OK)
+
+
+def test_a_second_task_for_an_answer_another_worker_is_running_leaves_it_be(alice, two_models):
+    battle = ready_battle(alice)
+    answer, key = running_since(battle, "a", 1)
+    async_to_sync(answer_streams().beat)([key], HEARTBEAT_TTL_S)
+    assert answer_claim(answer_id=answer.pk) is None
+    answer.refresh_from_db()
+    assert answer.status == Answer.Status.RUNNING
+    Answer.objects.filter(pk=answer.pk).update(status=Answer.Status.OK)
