@@ -138,7 +138,7 @@ def test_rater_signs_up_battles_votes_by_keyboard_and_sees_the_reveal(
     reason="a battle outlives its web process when its streams are on Redis (CI); the embedded "
     "default is one process whose streams and generation die with it",
 )
-def test_a_battle_carries_on_after_its_web_process_is_killed_mid_stream(
+def test_a_battle_carries_on_after_its_web_process_is_killed_mid_stream_and_mid_vote(
     daphne_server, browser_page
 ):
     # Slow enough that the kill lands mid-stream: 40 tokens at 12 tokens/s on each side.
@@ -165,6 +165,10 @@ def test_a_battle_carries_on_after_its_web_process_is_killed_mid_stream(
     assert_no_identity(panes["a"] + panes["b"], models)
     page.click(".intro")
     page.keyboard.press("1")
+    # Killed again, mid-vote: whether the vote landed or not, the page sends it again on the
+    # new process and gets the reveal; the vote is stored once.
+    daphne_server.kill()
+    daphne_server.start()
     page.wait_for_selector("#arena[data-state=voted]")
     assert Vote.objects.get(battle=battle).choice == "a"
 
