@@ -180,7 +180,7 @@ def tally_votes(bench: Bench, row: Row, ids: list[str], replies: list[dict], fau
     return row
 
 
-async def fault_web(bench: Bench, votes: int) -> Row:
+async def fault_web(bench: Bench, votes: int, name: str) -> Row:
     async with bench.rater() as rater:
         ids = await ready_battles(rater, votes)
         for battle_id in ids:
@@ -191,38 +191,36 @@ async def fault_web(bench: Bench, votes: int) -> Row:
         fault_at = time.monotonic()
         await asyncio.to_thread(bench.stack.daphne.start)
         replies = [await rater.vote(battle_id, "a") for battle_id in ids]
-    return tally_votes(bench, Row("web process kill -9 mid-votes"), ids, replies, fault_at, rater)
+    return tally_votes(bench, Row(name), ids, replies, fault_at, rater)
 
 
-async def fault_redis(bench: Bench, votes: int) -> Row:
+async def fault_mid_votes(bench: Bench, votes: int, name: str, strike) -> Row:
+    """Half the votes, then ``strike()`` (it returns once the fault has struck, with what
+    mends it, if anything, still to await), then the other half, each sent until answered."""
     async with bench.rater() as rater:
         ids = await ready_battles(rater, votes)
         half = votes // 2
         replies = [await rater.vote(battle_id, "b") for battle_id in ids[:half]]
-        await asyncio.to_thread(bench.redis.restart)
+        mending = await strike()
         fault_at = time.monotonic()
         replies += [await rater.vote(battle_id, "b") for battle_id in ids[half:]]
-    return tally_votes(bench, Row("Redis kill -9 + restart mid-votes"), ids, replies, fault_at,
-                       rater)  # fmt: skip
+        if mending is not None:
+            await mending
+    return tally_votes(bench, Row(name), ids, replies, fault_at, rater)
 
 
-async def fault_postgres(bench: Bench, votes: int) -> Row:
-    async with bench.rater() as rater:
-        ids = await ready_battles(rater, votes)
-        half = votes // 2
-        replies = [await rater.vote(battle_id, "tie") for battle_id in ids[:half]]
-        await asyncio.to_thread(bench.cluster.kill)
-        fault_at = time.monotonic()
-        back = asyncio.get_running_loop().run_in_executor(None, restart_after, bench.cluster, 2)
-        replies += [await rater.vote(battle_id, "tie") for battle_id in ids[half:]]
-        await back
-    return tally_votes(bench, Row("PostgreSQL kill -9, back 2 s later, mid-votes"), ids,
-                       replies, fault_at, rater)  # fmt: skip
+async def redis_restart(bench: Bench) -> None:
+    await asyncio.to_thread(bench.redis.restart)
 
 
-async def fault_worker(bench: Bench) -> Row:
+async def postgres_outage(bench: Bench) -> asyncio.Future:
+    await asyncio.to_thread(bench.cluster.kill)
+    return asyncio.get_running_loop().run_in_executor(None, restart_after, bench.cluster, 2)
+
+
+async def fault_worker(bench: Bench, name: str) -> Row:
     bench.set_backend({**FAST, "tokens_per_s": 8, "answer_tokens": 40})
-    row = Row("worker kill -9 mid-answer")
+    row = Row(name)
     async with bench.rater() as rater:
         await rater.sock.send(json.dumps({"action": "start", "prompt": "Explain recursion."}))
         while json.loads(await rater.sock.recv())["type"] != "delta":
@@ -243,11 +241,10 @@ async def fault_worker(bench: Bench) -> Row:
     return row
 
 
-async def fault_generation(bench: Bench, battles: int, *, broken: str) -> Row:
+async def fault_generation(bench: Bench, battles: int, name: str, *, broken: str) -> Row:
     """Battles generating (a slow first token) when ``broken`` ("postgres" or "redis") fails."""
     bench.set_backend({**FAST, "ttft_ms": 1500})
-    what = "PostgreSQL down 2.5 s" if broken == "postgres" else "Redis kill -9 + restart"
-    row = Row(f"{what} while battles generate")
+    row = Row(name)
     async with bench.rater() as rater:
         ids = []
         for i in range(battles):  # started together, on sockets of their own
@@ -304,15 +301,17 @@ async def main(args: argparse.Namespace) -> list[Row]:
     only = set(args.only.split(","))
     bench = Bench()
     rows: list[Row] = []
-    faults = [
-        ("web", "web process kill -9 mid-votes", lambda: fault_web(bench, args.votes)),
-        ("redis", "Redis kill -9 + restart mid-votes", lambda: fault_redis(bench, args.votes)),
-        ("postgres", "PostgreSQL kill -9 mid-votes", lambda: fault_postgres(bench, args.votes)),
-        ("worker", "worker kill -9 mid-answer", lambda: fault_worker(bench)),
-        ("generation", "PostgreSQL down while battles generate",
-         lambda: fault_generation(bench, args.battles, broken="postgres")),
-        ("generation", "Redis restart while battles generate",
-         lambda: fault_generation(bench, args.battles, broken="redis")),
+    faults = [  # (--only key, name, how to run it under that name)
+        ("web", "web process kill -9 mid-votes", lambda n: fault_web(bench, args.votes, n)),
+        ("redis", "Redis kill -9 + restart mid-votes",
+         lambda n: fault_mid_votes(bench, args.votes, n, lambda: redis_restart(bench))),
+        ("postgres", "PostgreSQL kill -9, back 2 s later, mid-votes",
+         lambda n: fault_mid_votes(bench, args.votes, n, lambda: postgres_outage(bench))),
+        ("worker", "worker kill -9 mid-answer", lambda n: fault_worker(bench, n)),
+        ("generation", "PostgreSQL down 2.5 s while battles generate",
+         lambda n: fault_generation(bench, args.battles, n, broken="postgres")),
+        ("generation", "Redis kill -9 + restart while battles generate",
+         lambda n: fault_generation(bench, args.battles, n, broken="redis")),
     ]  # fmt: skip
     try:
         bench.start(FAST)
@@ -320,7 +319,7 @@ async def main(args: argparse.Namespace) -> list[Row]:
             if key not in only:
                 continue
             try:
-                row = await run()
+                row = await run(name)
             except Exception as exc:  # an earlier version may fail outright: say how
                 row = Row(name, note=f"FAILED: {type(exc).__name__}: {str(exc)[:160]}")
             dead = [w for w in bench.stack.workers if not w.alive()]
