@@ -29,7 +29,13 @@ from arena.battles.models import Battle, Turn
 from arena.battles.sockets import registry
 from arena.core.errors import ServiceError
 from arena.core.text import text_clean
-from arena.generation.services import battle_void, battle_void_overdue, turn_deadline_s
+from arena.generation.dispatch import generation_enqueue
+from arena.generation.services import (
+    answers_recover_stalled,
+    battle_void,
+    battle_void_overdue,
+    turn_deadline_s,
+)
 from arena.integrity.checks import has_finding, redact
 from arena.integrity.models import VoteFlag
 from arena.integrity.selectors import identity_terms
@@ -306,6 +312,10 @@ def _battle_rejoin(
     *, battle_id: object, rater: User
 ) -> tuple[Battle, selectors.TurnSides, tuple[str, ...], list[dict], str]:
     battle = services.battle_rejoin(battle_id=battle_id, rater=rater)
+    # Answers whose worker is gone are handed on, or end the battle, now, not at the sweep:
+    # what is shown next says so.
+    for answer_id, queue in answers_recover_stalled(battle_id=battle.pk):
+        generation_enqueue(answer_ids=[answer_id], queue=queue)
     turn = selectors.turn_sides(battle_id=battle.pk)
     earlier, text = selectors.turns_before(battle_id=battle.pk, index=turn.index)
     return battle, turn, identity_terms(), earlier, text

@@ -220,19 +220,33 @@ STALLED_MESSAGE = "A model server stopped while answering."
 QUEUED_LOST_S = 20
 
 
-def answers_recover_stalled(*, now: datetime | None = None) -> list[tuple[int, str]]:
-    """Answers whose worker stopped (no heartbeat for HEARTBEAT_TTL_S: killed, frozen, cut
-    off): one that had written nothing is made pending again, once, for another worker; any
-    other fails, and its battle is void with "a model server stopped", its viewers told at
-    once through the stream. Answers pending past QUEUED_LOST_S are sent again, once. The
-    answers to enqueue, each with its pool queue."""
+# A worker beats at once when it claims an answer; this covers the claim's commit to that beat.
+FIRST_BEAT_S = 2.0
+
+
+def answers_recover_stalled(
+    *, now: datetime | None = None, battle_id: object = None
+) -> list[tuple[int, str]]:
+    """Answers whose worker stopped (no heartbeat: killed, frozen, cut off): one that had
+    written nothing is made pending again, once, for another worker; any other fails, and its
+    battle is void with "a model server stopped", its viewers told at once through the
+    stream. Answers pending past QUEUED_LOST_S are sent again, once. The answers to enqueue,
+    each with its pool queue.
+
+    The sweep looks at every battle, and only at heartbeats lapsed (HEARTBEAT_TTL_S after a
+    claim); a rater coming back to one battle (``battle_id``) is answered at once: a claimed
+    answer with no heartbeat at all has lost its worker."""
     now = now or timezone.now()
+    battles = Battle.objects.filter(status=Battle.Status.GENERATING)
+    if battle_id is not None:
+        battles = battles.filter(pk=battle_id)
+    grace_s = HEARTBEAT_TTL_S if battle_id is None else FIRST_BEAT_S
     lost = list(
         Answer.objects.filter(
             status=Answer.Status.PENDING,
             requeues=0,
             turn__created_at__lt=now - timedelta(seconds=QUEUED_LOST_S),
-            turn__battle__status=Battle.Status.GENERATING,
+            turn__battle__in=battles,
         ).select_related("model")
     )
     Answer.objects.filter(pk__in=[a.pk for a in lost], status=Answer.Status.PENDING).update(
@@ -240,8 +254,8 @@ def answers_recover_stalled(*, now: datetime | None = None) -> list[tuple[int, s
     )
     running = Answer.objects.filter(
         status=Answer.Status.RUNNING,
-        started_at__lt=now - timedelta(seconds=HEARTBEAT_TTL_S),
-        turn__battle__status=Battle.Status.GENERATING,
+        started_at__lt=now - timedelta(seconds=grace_s),
+        turn__battle__in=battles,
     ).values_list("pk", "turn__battle_id")
     keys = {pk: stream_key(battle_id=battle_id, answer_id=pk) for pk, battle_id in running}
     alive = answer_streams().alive(list(keys.values()))

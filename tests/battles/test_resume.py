@@ -119,3 +119,44 @@ async def test_a_page_that_lost_its_panes_gets_the_earlier_turns_back_redacted(w
     for side in "ab":
         assert earlier[side].startswith("Made by [") and "Nimbus" not in earlier[side]
     await page.disconnect()
+
+
+async def test_resuming_a_battle_whose_worker_died_mid_answer_says_so_at_once(
+    ws_connect, alice, two_models
+):
+    from datetime import timedelta
+
+    from asgiref.sync import sync_to_async
+    from django.utils import timezone
+
+    from arena.battles.models import Battle, Turn
+    from arena.generation.streams import answer_streams, stream_key
+
+    comm = await ws_connect(alice)
+    await comm.connect()
+    battle_id = (await start_battle(comm))[0]["battle"]
+
+    def worker_died_mid_follow_up() -> str:
+        """What a worker killed mid-answer leaves: a running answer, some text, no heartbeat."""
+        battle = Battle.objects.get(pk=battle_id)
+        Battle.objects.filter(pk=battle_id).update(status=Battle.Status.GENERATING)
+        turn = Turn.objects.create(battle=battle, index=1, text="And then?")
+        for side in "ab":
+            Answer.objects.create(
+                turn=turn,
+                side=side,
+                model=battle.model_for(side),
+                status=Answer.Status.RUNNING,
+                started_at=timezone.now() - timedelta(seconds=3),
+            )
+        return stream_key(battle_id=battle_id, answer_id=turn.answers.get(side="a").pk)
+
+    key = await sync_to_async(worker_died_mid_follow_up)()
+    await answer_streams().append(key, "Half of it")
+    await comm.send_json_to({"action": "resume", "battle": battle_id})
+    frames = await frames_until(comm, "void", "turn_complete", "error")
+    assert frames[-1]["type"] == "void"
+    battle = await database_sync_to_async(Battle.objects.get)(pk=battle_id)
+    assert battle.void_reason == "a model server stopped"
+    await comm.disconnect()
+    # The other side wrote nothing: it was handed to a worker again, which finishes it.
