@@ -1,6 +1,6 @@
 """Every form, fuzzed (bounded): hostile text in any field is a form error or a success, never a
 server error. The rater's forms (sign-up, sign-in, password reset, email), the leaderboard's
-query, and the admin's model, prompt and import forms."""
+query, every admin add and change form, and the model, prompt and import forms in depth."""
 
 from __future__ import annotations
 
@@ -115,3 +115,42 @@ def test_the_prompt_forms_take_any_input(db, admin_client, text, category, uploa
         reverse("admin:arena_prompt_import"), {"file": SimpleUploadedFile(name, body)}
     )
     assert_no_server_error(page)
+
+
+def _admin_forms(user) -> list[tuple[str, list[str]]]:
+    """Every registered admin's add form, and its change form for a row where one exists:
+    (url, field names)."""
+    from django.contrib import admin
+    from django.test import RequestFactory
+
+    request = RequestFactory().get("/")
+    request.user = user
+    out = []
+    for model, model_admin in admin.site._registry.items():
+        info = model._meta.app_label, model._meta.model_name
+        names = list(model_admin.get_form(request).base_fields)
+        if model_admin.has_add_permission(request):
+            out.append((reverse("admin:{}_{}_add".format(*info)), names))
+        row = model.objects.first()
+        if row is not None and model_admin.has_change_permission(request, row):
+            out.append((reverse("admin:{}_{}_change".format(*info), args=[row.pk]), names))
+    return out
+
+
+@pytest.fixture
+def admin_rows(db, alice):
+    from arena.battles.prompts import prompt_create
+    from tests.helpers import make_two_models
+
+    make_two_models()
+    prompt_create(text="Describe a lighthouse at dusk.")
+
+
+@FUZZ
+@given(values=st.lists(TEXT, min_size=1, max_size=8))
+def test_every_admin_form_takes_any_text(admin_rows, staff, admin_client, values):
+    forms = _admin_forms(staff)
+    assert len(forms) >= 5, forms
+    for url, names in forms:
+        data = {name: encodable(values[i % len(values)]) for i, name in enumerate(names)}
+        assert_no_server_error(admin_client.post(url, data))
