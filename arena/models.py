@@ -8,13 +8,17 @@ from __future__ import annotations
 
 from arena.battles.models import Answer, Battle, Prompt, Turn, Vote
 from arena.catalog.models import CostStatus, ModelEntry, ModelPrice, standard_params
+from arena.compare.models import CompareAnswer, CompareRun, JudgeCall
 from arena.integrity.models import GoldItem, VoteFlag
 
 __all__ = [
     "Answer",
     "Battle",
+    "CompareAnswer",
+    "CompareRun",
     "CostStatus",
     "GoldItem",
+    "JudgeCall",
     "ModelEntry",
     "ModelPrice",
     "Prompt",

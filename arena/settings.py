@@ -230,6 +230,16 @@ ARENA = {
     "TURN_DEADLINE_S": env.float("ARENA_TURN_DEADLINE_S", default=180.0),
 }
 
+# Compare mode: named models side by side, judged blind; never the leaderboard.
+COMPARE = {
+    "ACCESS": env.str("COMPARE_ACCESS", default="staff"),  # or "team": the use_compare permission
+    "JUDGE_MODEL": env.str("COMPARE_JUDGE_MODEL", default="Mock Judge"),  # a public name
+    "JUDGE_TERMS": env.list("COMPARE_JUDGE_TERMS", default=[]),  # more names to mask
+    "JUDGE_SAME_FAMILY": env.bool("COMPARE_JUDGE_SAME_FAMILY", default=False),
+    "RUN_DEADLINE_S": env.float("COMPARE_RUN_DEADLINE_S", default=120.0),
+    "PRIORITY": env.int("COMPARE_PRIORITY", default=8),  # after arena traffic (6)
+}
+
 # Ranking: every knob that shapes the numbers is recorded in each snapshot.
 RANKING = {
     "method": env.str("RANKING_METHOD", default="bootstrap"),  # or "sandwich"

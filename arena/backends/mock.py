@@ -9,7 +9,9 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
+import json
 import random
+import re
 import time
 from collections.abc import AsyncIterator, Iterator
 from dataclasses import dataclass
@@ -36,6 +38,12 @@ MISBEHAVIOURS = (
     "blocked",
     "incomplete",
     "slow_first_token",
+    # As a judge (``judge: true``): a reply that is not JSON on the first try of each request,
+    # or always; a refusal of any temperature; a judge that always prefers what it saw first.
+    "judge_bad_json_once",
+    "judge_bad_json_always",
+    "judge_rejects_temperature",
+    "judge_prefers_first",
 )
 
 
@@ -49,6 +57,9 @@ class MockSettings:
     prefix: str = ""  # literal text the answer starts with, e.g. markup to test sanitising
     # Benchmarks only: each chunk carries its emit time, so a client can measure the delay.
     timestamps: bool = False
+    # A judge: replies to compare mode's judge prompts with deterministic scores (a hash of
+    # label, criterion and answer), never a real judgement.
+    judge: bool = False
 
     @classmethod
     def from_dict(cls, data: dict) -> MockSettings:
@@ -104,13 +115,58 @@ def word_chunks(text: str) -> Iterator[str]:
         yield text[start:]
 
 
+_ANSWER = re.compile(r'<answer label="([A-Z])">\n(.*?)\n</answer>', re.DOTALL)
+_CRITERION = re.compile(r"^Criterion: (\w+)", re.MULTILINE)
+_asked: set[str] = set()  # judge requests seen, for judge_bad_json_once
+
+
+def _digest(*parts: str) -> int:
+    return int.from_bytes(hashlib.sha256("\x00".join(parts).encode()).digest()[:8], "big")
+
+
+def judge_reply(request: ChatRequest, misbehaviour: str) -> str:
+    """What the mock judge says to a judge prompt (arena.compare.judge's format)."""
+    prompt = request.messages[-1].content
+    if misbehaviour == "judge_bad_json_always":
+        return "I think they are all fine."
+    if misbehaviour == "judge_bad_json_once":
+        key = hashlib.sha256(prompt.encode()).hexdigest()
+        if key not in _asked:
+            _asked.add(key)
+            return "Scores: A is best {"
+    answers = _ANSWER.findall(prompt)
+    criterion = _CRITERION.search(prompt)
+    if criterion is None:  # a head-to-head
+        (first, first_text), (second, second_text) = answers[:2]
+        if misbehaviour == "judge_prefers_first":
+            return json.dumps({"winner": first})
+        a, b = _digest(first_text), _digest(second_text)
+        return json.dumps({"winner": "tie" if a == b else first if a > b else second})
+    scores = {
+        label: {
+            "score": 1 + _digest(label, criterion.group(1), text) % 5,
+            "reason": f"mock score for {label} on {criterion.group(1)}",
+        }
+        for label, text in answers
+    }
+    return json.dumps({"scores": scores})
+
+
 class MockBackend:
     def __init__(self, settings: dict | None = None) -> None:
         self.settings = MockSettings.from_dict(settings or {})
 
     async def stream(self, request: ChatRequest) -> AsyncIterator[Event]:
         s = self.settings
-        text = answer_text(request.model_id, request, s)
+        if s.judge and s.misbehaviour == "judge_rejects_temperature":
+            if "temperature" in request.params:
+                yield StreamError("bad_request", "'temperature' is not supported by this model.")
+                return
+        text = (
+            judge_reply(request, s.misbehaviour)
+            if s.judge
+            else answer_text(request.model_id, request, s)
+        )
         chunks = list(word_chunks(text))
         prompt_tokens = sum(len(m.content.split()) for m in request.messages)
         ttft = s.ttft_ms * (20 if s.misbehaviour == "slow_first_token" else 1)

@@ -84,6 +84,7 @@ SCHEMAS: dict[str, dict[str, Check]] = {
         "misbehaviour": _one_of(("", *MISBEHAVIOURS)),
         "prefix": _text,
         "timestamps": _flag,
+        "judge": _flag,
         "base_url": _url,  # a pooled mock's replicas are mock servers
     },
     "openai_compatible": {**_HTTP, "include_usage": _flag},

@@ -64,6 +64,7 @@ SIMULATED_STRENGTHS = {
     "Brief Wren": -0.4,
 }
 SIMULATED_VOTES = 4000
+DEMO_JUDGE = "Mock Judge"  # COMPARE_JUDGE_MODEL's default
 RATER_EMAIL = "rater@demo.arena"
 ADMIN_EMAIL = "admin@demo.arena"
 
@@ -107,6 +108,18 @@ def demo_seed(*, mock_replicas: list[str] | None = None) -> DemoSeed:
             backend_settings=settings,
             supported_params=standard_params(),
         )
+    # Compare mode's default judge: a mock that scores deterministically. Not active, so it is
+    # never drawn into a battle; a vendor of its own, so it may judge the demo models.
+    model_upsert(
+        public_name=DEMO_JUDGE,
+        organisation="Demo Judges",
+        vendor="mock-judge",
+        model_id="mock-judge-1",
+        backend=ModelEntry.Backend.MOCK,
+        backend_settings={"judge": True, "ttft_ms": 50, "tokens_per_s": 0},
+        supported_params=standard_params(),
+        active=False,
+    )
     report = prompts_import(data=PROMPTS_FILE.read_bytes(), filename=PROMPTS_FILE.name)
     return DemoSeed(
         rater_password=_user(RATER_EMAIL, admin=False),

@@ -1,0 +1,110 @@
+"""Compare runs: one prompt to 2-8 named models, their answers with timings and cost, and the
+blind judge's calls and verdict. Saved for the history, exports and audit; never a vote, never
+on the leaderboard."""
+
+from __future__ import annotations
+
+import uuid
+
+from django.conf import settings
+from django.db import models
+
+from arena.catalog.models import CostStatus, ModelEntry
+
+
+class CompareRun(models.Model):
+    class Status(models.TextChoices):
+        QUEUED = "queued", "Queued"
+        RUNNING = "running", "Running"
+        JUDGING = "judging", "Judging"
+        DONE = "done", "Done"
+        FAILED = "failed", "Failed"
+        CANCELLED = "cancelled", "Cancelled"
+
+    id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.PROTECT)
+    prompt = models.TextField()
+    system_prompt = models.TextField(blank=True, default="")
+    params = models.JSONField(default=dict, blank=True)  # only the ones set: sent to every model
+    seed = models.BigIntegerField()
+    deadline_s = models.FloatField()
+    judge = models.ForeignKey(
+        ModelEntry, null=True, blank=True, on_delete=models.PROTECT, related_name="judged_runs"
+    )
+    rubric = models.JSONField(default=list, blank=True)
+    previous = models.ForeignKey("self", null=True, blank=True, on_delete=models.SET_NULL)
+    status = models.CharField(max_length=16, choices=Status.choices, default=Status.QUEUED)
+    error = models.TextField(blank=True, default="")
+    # The judge's verdict: overall scores by label, the criteria left out, the winner, notes.
+    verdict = models.JSONField(default=dict, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True, db_index=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created_at"]
+        permissions = [("use_compare", "Can run compare mode (COMPARE_ACCESS=team)")]
+
+    def __str__(self) -> str:
+        return f"Compare run {self.pk}"
+
+
+class CompareAnswer(models.Model):
+    class Status(models.TextChoices):
+        PENDING = "pending", "Pending"
+        RUNNING = "running", "Running"
+        OK = "ok", "Complete"
+        PARTIAL = "partial", "Partial"
+        ERROR = "error", "Error"
+
+    run = models.ForeignKey(CompareRun, on_delete=models.CASCADE, related_name="answers")
+    slot = models.PositiveSmallIntegerField()
+    label = models.CharField(max_length=1)  # what the judge calls it
+    model = models.ForeignKey(ModelEntry, on_delete=models.PROTECT, related_name="compare_answers")
+    status = models.CharField(max_length=16, choices=Status.choices, default=Status.PENDING)
+    text = models.TextField(blank=True, default="")
+    finish_reason = models.CharField(max_length=32, blank=True, default="")
+    ttft_ms = models.FloatField(null=True, blank=True)
+    total_ms = models.FloatField(null=True, blank=True)
+    input_tokens = models.PositiveIntegerField(null=True, blank=True)
+    output_tokens = models.PositiveIntegerField(null=True, blank=True)
+    tokens_estimated = models.BooleanField(default=False)
+    cost = models.DecimalField(max_digits=14, decimal_places=8, null=True, blank=True)
+    cost_status = models.CharField(
+        max_length=16, choices=CostStatus.choices, blank=True, default=""
+    )
+    error_kind = models.CharField(max_length=32, blank=True, default="")
+    error_message = models.TextField(blank=True, default="")
+    # The judge on this answer: per-criterion {"score", "reason"}, or why it was not judged.
+    judged = models.JSONField(default=dict, blank=True)
+    not_judged = models.CharField(max_length=200, blank=True, default="")
+
+    class Meta:
+        ordering = ["run", "slot"]
+        constraints = [
+            models.UniqueConstraint(fields=["run", "slot"], name="compare_answer_slot_unique"),
+            models.UniqueConstraint(fields=["run", "label"], name="compare_answer_label_unique"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.label}: {self.model_id} in {self.run_id}"
+
+
+class JudgeCall(models.Model):
+    """One request to the judge and its reply, kept for audit: what it saw (redacted), in which
+    order, what it said, and whether the reply was usable."""
+
+    run = models.ForeignKey(CompareRun, on_delete=models.CASCADE, related_name="judge_calls")
+    purpose = models.CharField(max_length=64)  # a criterion's name, or "head_to_head"
+    attempt = models.PositiveSmallIntegerField(default=1)
+    order = models.JSONField(default=list)
+    request = models.TextField()
+    temperature_sent = models.BooleanField(default=True)
+    reply = models.TextField(blank=True, default="")
+    problem = models.TextField(blank=True, default="")  # empty: the reply was used
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["run", "pk"]
+
+    def __str__(self) -> str:
+        return f"{self.purpose} (try {self.attempt}) of {self.run_id}"

@@ -1,0 +1,195 @@
+"""Compare runs through the real HTTP path: the mock OpenAI-compatible server streams every
+contestant and judges them, through the same adapter and pool code as battles."""
+
+from __future__ import annotations
+
+from datetime import date
+from decimal import Decimal
+
+import pytest
+from channels.db import database_sync_to_async
+
+from arena.catalog.models import ModelEntry, ModelPrice
+from arena.compare import exports, services
+from arena.compare.models import CompareAnswer, CompareRun, JudgeCall
+from arena.core.errors import ServiceError
+from arena.devtools.mock_server import MockServer
+
+pytestmark = pytest.mark.usefixtures("transactional_db")
+PROMPT = "Explain the CAP theorem in three sentences."
+
+
+@pytest.fixture
+async def server():
+    server = await MockServer(default={"ttft_ms": 0, "tokens_per_s": 0}).start()
+    yield server
+    await server.stop()
+
+
+def http_model(server, name: str, model_id: str, *, vendor: str = "", params=None, **mock):
+    server.models[model_id] = {"ttft_ms": 0, "tokens_per_s": 0, "answer_tokens": 30, **mock}
+    return ModelEntry.objects.create(
+        public_name=name,
+        vendor=vendor,
+        organisation=f"{name} Org",
+        model_id=model_id,
+        backend=ModelEntry.Backend.OPENAI_COMPATIBLE,
+        backend_settings={"base_url": server.url, "timeout_s": mock.pop("timeout_s", 10)},
+        supported_params=["temperature", "top_p", "max_tokens"] if params is None else params,
+    )
+
+
+def judge_model(server, **mock) -> ModelEntry:
+    return http_model(server, "Fair Judge", "judge-1", vendor="judgevendor", judge=True, **mock)
+
+
+async def run(staff, models, judge=None, **kwargs) -> CompareRun:
+    created = await database_sync_to_async(services.compare_start)(
+        user=staff,
+        prompt=PROMPT,
+        model_ids=[m.pk for m in models],
+        judge_id=judge.pk if judge else None,
+        **kwargs,
+    )
+    return await services.compare_execute(created.pk)
+
+
+def answers_of(done: CompareRun) -> dict[str, CompareAnswer]:
+    return {a.model.public_name: a for a in done.answers.select_related("model")}
+
+
+async def test_a_parameter_a_model_does_not_support_is_refused_naming_both(server, staff):
+    make = database_sync_to_async(http_model)
+    models = [await make(server, "Able", "able-1"), await make(server, "Bare", "bare-1", params=[])]
+    with pytest.raises(ServiceError) as err:
+        await run(staff, models, params={"top_p": 0.9})
+    assert err.value.message == (
+        "Bare does not support 'top_p'. Clear it for all models, or remove the model."
+    )
+    with pytest.raises(ServiceError, match="Pick 2 to 8"):
+        await run(staff, models[:1])
+
+
+async def test_every_model_streams_at_once_and_the_judge_sees_no_name(server, staff):
+    make = database_sync_to_async(http_model)
+    # A first token slow enough that streams taken in turn could never overlap.
+    models = [await make(server, f"Model {n}", f"m-{n}", ttft_ms=400) for n in "PQRS"]
+    models.append(await make(server, "Zephyr Quill", "zq-1", prefix="I am Zephyr Quill. "))
+    judge = await database_sync_to_async(judge_model)(server)
+    done = await run(staff, models, judge=judge, seed=11)
+    assert server.max_in_flight >= 5  # all five contestants at once
+    answers = await database_sync_to_async(answers_of)(done)
+    assert {a.status for a in answers.values()} == {"ok"}
+    assert all(a.ttft_ms is not None and a.total_ms >= a.ttft_ms for a in answers.values())
+    calls = await database_sync_to_async(lambda: list(JudgeCall.objects.filter(run=done)))()
+    assert {c.purpose for c in calls} >= {"correctness", "completeness", "clarity", "safety"}
+    assert all("Zephyr" not in c.request and "[MODEL]" in c.request for c in calls)
+    assert len({tuple(c.order) for c in calls}) > 1  # a fresh order in each call
+    assert set(done.verdict["overall"]) == {a.label for a in answers.values()}
+    again = await run(staff, models, seed=11)
+    assert {a.model_id: a.label for a in answers.values()} == {
+        a.model_id: a.label for a in (await database_sync_to_async(answers_of)(again)).values()
+    }
+
+
+async def test_a_failing_model_keeps_its_partial_text_and_is_not_judged(server, staff):
+    make = database_sync_to_async(http_model)
+    good = await make(server, "Good", "good-1")
+    bad = await make(server, "Breaks", "bad-1", misbehaviour="error_midstream", answer_tokens=40)
+    slow = await make(server, "Stalls", "stall-1", misbehaviour="stall", timeout_s=1)
+    judge = await database_sync_to_async(judge_model)(server)
+    done = await run(staff, [good, bad, slow], judge=judge)
+    answers = await database_sync_to_async(answers_of)(done)
+    assert answers["Good"].status == "ok" and answers["Good"].not_judged == ""
+    assert answers["Breaks"].status == "partial" and answers["Breaks"].text
+    assert answers["Breaks"].not_judged == services.PARTIAL_NOTE
+    assert (answers["Stalls"].status, answers["Stalls"].error_kind) == ("error", "timeout")
+    assert answers["Stalls"].not_judged == services.FAILED_NOTE
+
+
+async def test_the_judge_retries_bad_json_and_leaves_out_what_never_parses(server, staff):
+    make = database_sync_to_async(http_model)
+    models = [await make(server, "Able", "able-1"), await make(server, "Bold", "bold-1")]
+    once = await database_sync_to_async(judge_model)(server, misbehaviour="judge_bad_json_once")
+    done = await run(staff, models, judge=once)
+    calls = await database_sync_to_async(lambda: list(done.judge_calls.all()))()
+    tries = [(c.purpose, c.attempt, bool(c.problem)) for c in calls if c.purpose == "clarity"]
+    assert tries == [("clarity", 1, True), ("clarity", 2, False)]
+    assert done.verdict["missing"] == []
+    server.models["judge-1"]["misbehaviour"] = "judge_bad_json_always"
+    done = await run(staff, models, judge=once)
+    assert done.verdict["missing"] == ["correctness", "completeness", "clarity", "safety"]
+    assert done.verdict["overall"] == {} and done.verdict["winner"] == ""
+    calls = await database_sync_to_async(lambda: list(done.judge_calls.all()))()
+    assert len(calls) == 4 * 3  # each criterion: the call and two retries
+
+
+async def test_a_judge_that_rejects_temperature_is_asked_without_it(server, staff):
+    make = database_sync_to_async(http_model)
+    models = [await make(server, "Able", "able-1"), await make(server, "Bold", "bold-1")]
+    picky = await database_sync_to_async(judge_model)(
+        server, misbehaviour="judge_rejects_temperature"
+    )
+    done = await run(staff, models, judge=picky)
+    assert done.verdict["temperature_dropped"] is True
+    assert done.verdict["missing"] == []
+    calls = await database_sync_to_async(lambda: list(done.judge_calls.all()))()
+    assert {c.temperature_sent for c in calls} == {False}
+
+
+async def test_the_judge_does_not_score_its_own_family(server, staff):
+    make = database_sync_to_async(http_model)
+    kin = await make(server, "Kin", "kin-1", vendor="judgevendor")
+    other = await make(server, "Other", "other-1", vendor="elsewhere")
+    router = await make(server, "Routed", "judgevendor/routed-1")
+    judge = await database_sync_to_async(judge_model)(server)
+    done = await run(staff, [kin, other, router], judge=judge)
+    answers = await database_sync_to_async(answers_of)(done)
+    assert answers["Kin"].not_judged == services.FAMILY_NOTE
+    assert answers["Other"].not_judged == ""
+    assert answers["Routed"].not_judged == services.FAMILY_NOTE  # by its OpenRouter-style id
+
+
+async def test_identical_answers_go_head_to_head_and_a_judge_that_disagrees_with_itself_ties(
+    server, staff
+):
+    make = database_sync_to_async(http_model)
+    # The same model through two routes: the same answer. The mock judge's scores hash the
+    # label too; for this id and PROMPT the two land within the margin (0.4875 and 0.4625).
+    twins = [await make(server, "Route One", "twin-2"), await make(server, "Route Two", "twin-2")]
+    biased = await database_sync_to_async(judge_model)(server, misbehaviour="judge_prefers_first")
+    done = await run(staff, twins, judge=biased)
+    first, second = done.verdict["head_to_head"]
+    assert first != second and done.verdict["winner"] == "tie"
+    server.models["judge-1"]["misbehaviour"] = ""  # a fair judge: identical answers, a tie
+    done = await run(staff, twins, judge=biased)
+    assert done.verdict["head_to_head"] == ["tie", "tie"] and done.verdict["winner"] == "tie"
+
+
+async def test_costs_say_known_estimated_unknown_or_example_and_never_invent_a_bill(server, staff):
+    make = database_sync_to_async(http_model)
+    priced = await make(server, "Priced", "priced-1")
+    no_usage = await make(server, "Quiet", "quiet-1", misbehaviour="no_usage")
+    unpriced = await make(server, "Unpriced", "unpriced-1")
+    for model in (priced, no_usage):
+        await database_sync_to_async(ModelPrice.objects.create)(
+            model=model,
+            input_per_million=Decimal("1.00"),
+            output_per_million=Decimal("2.00"),
+            effective_from=date(2020, 1, 1),
+            source_note="test",
+        )
+    mock = await database_sync_to_async(ModelEntry.objects.create)(
+        public_name="Mocky", model_id="mocky-1", backend="mock", supported_params=[]
+    )
+    done = await run(staff, [priced, no_usage, unpriced, mock])
+    answers = await database_sync_to_async(answers_of)(done)
+    assert answers["Priced"].cost_status == "known" and answers["Priced"].cost > 0
+    assert answers["Quiet"].cost_status == "estimated" and answers["Quiet"].tokens_estimated
+    assert (answers["Unpriced"].cost, answers["Unpriced"].cost_status) == (None, "unknown")
+    assert (answers["Mocky"].cost, answers["Mocky"].cost_status) == (0, "example")
+    markdown = await database_sync_to_async(exports.as_markdown)(done)
+    assert "example pricing (mock)" in markdown and "| Priced |" in markdown
+    csv_text = await database_sync_to_async(exports.as_csv)(done)
+    assert csv_text.splitlines()[0].startswith("slot,label,model,status")
+    assert len(csv_text.strip().splitlines()) == 5
