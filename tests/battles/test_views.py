@@ -10,7 +10,7 @@ from arena.battles.models import Prompt
 from arena.battles.prompts import prompt_create
 from arena.battles.services import vote_cast
 from arena.catalog.models import ModelEntry
-from arena.devtools.demo import DEMO_MODELS
+from arena.devtools.demo import DEMO_JUDGE, DEMO_MODELS
 from tests.helpers import PASSWORD, assert_no_identity, ready_battle
 
 
@@ -97,7 +97,9 @@ def test_leaderboard_is_public_and_shows_raw_counts(client, alice, two_models):
 def test_demo_seed_is_idempotent(db):
     call_command("demo", no_serve=True)
     call_command("demo", no_serve=True)
-    assert ModelEntry.objects.count() == len(DEMO_MODELS) >= 4
+    assert ModelEntry.objects.filter(active=True).count() == len(DEMO_MODELS) >= 4
+    judge = ModelEntry.objects.get(active=False)  # compare mode's judge, never in a battle
+    assert judge.public_name == DEMO_JUDGE
     assert Prompt.objects.filter(source=Prompt.Source.CURATED).count() >= 30
     assert set(Prompt.objects.values_list("language", flat=True)) >= {"en", "es"}
     assert User.objects.filter(is_superuser=True).count() == 1
