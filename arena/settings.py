@@ -208,6 +208,7 @@ CELERY_BROKER_TRANSPORT_OPTIONS = {
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 CELERY_BEAT_SCHEDULE = {
     "void-stuck-battles": {"task": "arena.tasks.battles_sweep", "schedule": 5.0},
+    "fail-stale-compare-runs": {"task": "arena.compare.sweep", "schedule": 60.0},
     "recompute-leaderboard-nightly": {
         "task": "ranking.tasks.recompute_leaderboard",
         "schedule": crontab(hour=env.int("RANKING_NIGHTLY_HOUR", default=3), minute=0),

@@ -6,11 +6,22 @@ from django.urls import include, path
 
 from accounts.ratelimits import limit_view
 from arena.battles import views
+from arena.compare import views as compare_views
 from ranking import views as ranking_views
 
 urlpatterns = [
     path("", views.arena_page, name="arena"),
     path("api/prompts/random/", views.random_prompt, name="random-prompt"),
+    path("compare/", compare_views.compare_page, name="compare"),
+    path("compare/history/", compare_views.history, name="compare-history"),
+    path("compare/<uuid:run_id>/", compare_views.run_page, name="compare-run"),
+    path("compare/<uuid:run_id>/events", compare_views.run_events, name="compare-events"),
+    path("compare/<uuid:run_id>/cancel", compare_views.run_cancel, name="compare-cancel"),
+    path(
+        "compare/<uuid:run_id>/export.<str:fmt>",
+        compare_views.run_export,
+        name="compare-export",
+    ),
     path("leaderboard/", ranking_views.leaderboard, name="leaderboard"),
     path("leaderboard.json", ranking_views.leaderboard_json, name="leaderboard-json"),
     path("leaderboard.csv", ranking_views.leaderboard_csv, name="leaderboard-csv"),

@@ -8,7 +8,10 @@ import asyncio
 import random
 import time
 from dataclasses import dataclass
+from datetime import timedelta
+from functools import partial
 
+from celery import current_app
 from channels.db import database_sync_to_async
 from django.conf import settings
 from django.db import transaction
@@ -21,19 +24,16 @@ from arena.battles.prompts import prompt_clean_text
 from arena.catalog import costs
 from arena.catalog.models import ModelEntry
 from arena.compare import judge
-from arena.compare.models import CompareAnswer, CompareRun, JudgeCall
+from arena.compare.judging import judge_run
+from arena.compare.models import CompareAnswer, CompareRun
 from arena.core.errors import ServiceError
 from arena.core.models import model_update
+from arena.generation.dispatch import in_background
 from arena.generation.runner import stream_answer
 from arena.generation.streams import answer_streams
-from arena.integrity.selectors import identity_terms
 
 PARAMS = ("temperature", "top_p", "max_tokens")
 MIN_MODELS, MAX_MODELS = 2, 8
-MOCK_JUDGE_NOTE = "mock scores (deterministic, not a real judge)"
-FAILED_NOTE = "not judged: the answer failed"
-PARTIAL_NOTE = "not judged: the answer is partial"
-FAMILY_NOTE = "not judged: same family as judge"
 
 
 def compare_allowed(*, user: User) -> bool:
@@ -131,6 +131,75 @@ def compare_start(
     return run
 
 
+# The task that runs a run (arena.compare.tasks), sent by name: the tasks import this module.
+COMPARE_TASK = "arena.compare.run"
+
+
+def compare_enqueue(*, run_id: object) -> None:
+    """Run it in a worker (the generation queue, after arena traffic), once the transaction
+    that made it commits; in-process mode, in this web process."""
+
+    def send() -> None:
+        if settings.GENERATION_MODE == "celery":
+            current_app.send_task(
+                COMPARE_TASK,
+                args=[str(run_id)],
+                queue=settings.GENERATION_QUEUE,
+                priority=settings.COMPARE["PRIORITY"],
+            )
+        else:
+            in_background(partial(compare_execute, run_id))
+
+    transaction.on_commit(send)
+
+
+def compare_cancel(*, run_id: object, user: User) -> bool:
+    """Stop a run of the user's: its streams are cancelled (the worker looks every half
+    second), what had arrived is kept. False when it had already ended."""
+    stopped = CompareRun.objects.filter(
+        pk=run_id,
+        user=user,
+        status__in=[CompareRun.Status.QUEUED, CompareRun.Status.RUNNING],
+    ).update(status=CompareRun.Status.CANCELLED, finished_at=timezone.now())
+    return bool(stopped)
+
+
+# How long past its deadline a run may still be running before the sweep calls it failed.
+STALE_GRACE_S = 60
+
+
+def compare_runs_fail_stale(*, now=None) -> int:
+    """Runs still queued, running or judging well past their deadline (their worker died):
+    failed, with what had arrived. The number failed."""
+    now = now or timezone.now()
+    stale = CompareRun.objects.filter(
+        status__in=[CompareRun.Status.QUEUED, CompareRun.Status.RUNNING, CompareRun.Status.JUDGING]
+    )
+    failed = 0
+    for run in stale:
+        limit = timedelta(seconds=run.deadline_s + STALE_GRACE_S + _judging_allowance(run))
+        if now - run.created_at < limit:
+            continue
+        with transaction.atomic():
+            _answers_stop(run.pk, "server", "The run stopped before this answer ended.")
+            model_update(
+                instance=run,
+                fields=["status", "error", "finished_at"],
+                data={
+                    "status": CompareRun.Status.FAILED,
+                    "error": "The process running this compare run stopped.",
+                    "finished_at": now,
+                },
+            )
+        failed += 1
+    return failed
+
+
+def _judging_allowance(run: CompareRun) -> float:
+    """Judge calls come after the deadline: one per criterion, retries, a head-to-head."""
+    return 0.0 if run.judge_id is None else 10 * 60.0
+
+
 def default_judge() -> ModelEntry | None:
     name = settings.COMPARE["JUDGE_MODEL"]
     return ModelEntry.objects.filter(public_name=name).first() if name else None
@@ -217,12 +286,17 @@ async def compare_execute(run_id: object) -> CompareRun:
         return run
     run, slots = await database_sync_to_async(_load)(run_id)
     began = time.monotonic()
-    await asyncio.gather(*(_stream_one(run, slot, began) for slot in slots))
+    streams = [asyncio.ensure_future(_stream_one(run, slot, began)) for slot in slots]
+    watcher = asyncio.ensure_future(_cancel_when_asked(run.pk, streams))
+    await asyncio.gather(*streams, return_exceptions=True)
+    watcher.cancel()
+    if await database_sync_to_async(_cancelled)(run.pk):
+        return await database_sync_to_async(CompareRun.objects.get)(pk=run.pk)
     if run.judge_id is not None:
         await database_sync_to_async(CompareRun.objects.filter(pk=run.pk).update)(
             status=CompareRun.Status.JUDGING
         )
-        verdict = await _judge_run(run, [s.answer for s in slots])
+        verdict = await judge_run(run, [s.answer for s in slots])
     else:
         verdict = {}
     await database_sync_to_async(CompareRun.objects.filter(pk=run.pk).update)(
@@ -231,135 +305,36 @@ async def compare_execute(run_id: object) -> CompareRun:
     return await database_sync_to_async(CompareRun.objects.get)(pk=run.pk)
 
 
-# The judge ------------------------------------------------------------------------------------
+async def _cancel_when_asked(run_id: object, streams: list[asyncio.Future]) -> None:
+    while True:
+        await asyncio.sleep(0.5)
+        status = await database_sync_to_async(
+            lambda: CompareRun.objects.filter(pk=run_id).values_list("status", flat=True).first()
+        )()
+        if status == CompareRun.Status.CANCELLED:
+            for stream in streams:
+                stream.cancel()
+            return
 
 
-class _Judge:
-    """Calls to the judge model for one run, each recorded (JudgeCall) for audit."""
-
-    def __init__(self, run: CompareRun) -> None:
-        self.run = run
-        self.model = run.judge
-        self.backend = backend_for(self.model.backend, self.model.backend_settings)
-        self.temperature = True
-        self.temperature_dropped = False
-
-    async def ask(self, purpose: str, order: list[str], text: str, parse):
-        """The parsed reply, or None when it failed validation every time (1 + MAX_RETRIES)."""
-        for attempt in range(1, judge.MAX_RETRIES + 2):
-            reply, problem = await self._call(text)
-            if not problem:
-                try:
-                    parsed = parse(reply)
-                except judge.ReplyError as exc:
-                    problem = str(exc)
-            await database_sync_to_async(JudgeCall.objects.create)(
-                run=self.run,
-                purpose=purpose,
-                attempt=attempt,
-                order=order,
-                request=text,
-                temperature_sent=self.temperature,
-                reply=reply,
-                problem=problem,
-            )
-            if not problem:
-                return parsed
-        return None
-
-    async def _call(self, text: str) -> tuple[str, str]:
-        for _ in range(2):
-            params = {"temperature": 0} if self.temperature else {}
-            request = ChatRequest(
-                model_id=self.model.model_id,
-                messages=(Message("system", judge.SYSTEM), Message("user", text)),
-                params=params,
-            )
-
-            async def ignore(_text: str) -> None:
-                return None
-
-            result = await stream_answer(
-                self.backend,
-                request,
-                on_delta=ignore,
-                max_chars=settings.ARENA["ANSWER_MAX_CHARS"],
-                timeout_s=float(self.model.backend_settings.get("timeout_s") or 120),
-            )
-            rejected = "temperature" in result.error_message.lower()
-            if result.status != "ok" and self.temperature and rejected:
-                self.temperature = False  # retried once without it, and the run records that
-                self.temperature_dropped = True
-                continue
-            if result.status != "ok":
-                return result.text, f"the judge failed: {result.error_message}"
-            return result.text, ""
-        return "", "the judge rejected the request"
+def _cancelled(run_id: object) -> bool:
+    """After the streams: if the run was cancelled, what had not ended is saved as stopped."""
+    if not CompareRun.objects.filter(pk=run_id, status=CompareRun.Status.CANCELLED).exists():
+        return False
+    _answers_stop(run_id, "cancelled", "The run was cancelled.")
+    return True
 
 
-async def _judge_run(run: CompareRun, answers: list[CompareAnswer]) -> dict:
-    terms = await database_sync_to_async(identity_terms)()
-    terms = tuple(sorted({*terms, *settings.COMPARE["JUDGE_TERMS"]}))
-    judge_family = judge.family(vendor=run.judge.vendor, model_id=run.judge.model_id)
-    judged: dict[str, str] = {}
-    for answer in answers:
-        if answer.status == CompareAnswer.Status.ERROR:
-            answer.not_judged = FAILED_NOTE
-        elif answer.status != CompareAnswer.Status.OK:
-            answer.not_judged = PARTIAL_NOTE
-        elif (
-            not settings.COMPARE["JUDGE_SAME_FAMILY"]
-            and judge_family
-            and judge.family(vendor=answer.model.vendor, model_id=answer.model.model_id)
-            == judge_family
-        ):
-            answer.not_judged = FAMILY_NOTE
-        else:
-            judged[answer.label] = judge.mask(answer.text, terms)
-    rubric = judge.rubric_from(run.rubric)
-    prompt = judge.mask(run.prompt, terms)
-    caller = _Judge(run)
-    scores: dict[str, dict[str, int]] = {}
-    reasons: dict[str, dict[str, dict]] = {label: {} for label in judged}
-    if judged:
-        for criterion in rubric:
-            order = judge.call_order(list(judged), seed=run.seed, call=criterion.name)
-            text = judge.criterion_prompt(criterion, prompt=prompt, answers=judged, order=order)
-            got = await caller.ask(
-                criterion.name, order, text, lambda reply, o=order: judge.parse_scores(reply, o)
-            )
-            if got is None:
-                continue
-            scores[criterion.name] = {label: score for label, (score, _) in got.items()}
-            for label, (score, reason) in got.items():
-                reasons[label][criterion.name] = {"score": score, "reason": reason}
-    overall, missing = judge.combine(scores, rubric)
-    decided = None
-    pair = judge.close_call(overall)
-    head_to_head = []
-    if pair is not None:
-        for first, second in (pair, pair[::-1]):
-            text = judge.head_to_head_prompt(
-                prompt=prompt, first=(first, judged[first]), second=(second, judged[second])
-            )
-            got = await caller.ask(
-                "head_to_head",
-                [first, second],
-                text,
-                lambda reply, p=(first, second): judge.parse_winner(reply, p),
-            )
-            head_to_head.append(got or "tie")
-        decided = judge.head_to_head_result(*head_to_head)
-    for answer in answers:
-        answer.judged = reasons.get(answer.label, {})
-    await database_sync_to_async(
-        lambda: CompareAnswer.objects.bulk_update(answers, ["judged", "not_judged"])
-    )()
-    return {
-        "overall": overall,
-        "missing": missing,
-        "head_to_head": head_to_head,
-        "winner": judge.winner(overall, decided),
-        "temperature_dropped": caller.temperature_dropped,
-        "mock": MOCK_JUDGE_NOTE if run.judge.backend == ModelEntry.Backend.MOCK else "",
-    }
+def _answers_stop(run_id: object, kind: str, message: str) -> None:
+    """Answers of the run that had not ended: ended now, with the text that had arrived."""
+    unfinished = CompareAnswer.objects.filter(
+        run_id=run_id, status__in=[CompareAnswer.Status.PENDING, CompareAnswer.Status.RUNNING]
+    )
+    for answer in unfinished:
+        text = answer_streams().text(stream_key(run_id=run_id, slot=answer.slot))
+        status = CompareAnswer.Status.PARTIAL if text else CompareAnswer.Status.ERROR
+        model_update(
+            instance=answer,
+            fields=["status", "text", "error_kind", "error_message"],
+            data={"status": status, "text": text, "error_kind": kind, "error_message": message},
+        )

@@ -10,6 +10,9 @@ from __future__ import annotations
 import asyncio
 import contextvars
 import os
+from collections.abc import Callable, Coroutine
+from functools import partial
+from typing import Any
 
 from asgiref.sync import SyncToAsync, async_to_sync
 from celery import current_app
@@ -33,10 +36,22 @@ def _outer_loop() -> asyncio.AbstractEventLoop | None:
     return loop if loop is not None and loop.is_running() else None
 
 
-def _start_task(answer_ids: list[int]) -> None:
-    task = asyncio.get_running_loop().create_task(answers_generate(answer_ids))
+def _start_task(make: Callable[[], Coroutine[Any, Any, Any]]) -> None:
+    task = asyncio.get_running_loop().create_task(make())
     _running.add(task)
     task.add_done_callback(_running.discard)
+
+
+def in_background(make: Callable[[], Coroutine[Any, Any, Any]]) -> None:
+    """In-process mode: run the coroutine ``make()`` on the event loop of the web process that
+    called (its in-memory streams are read there), or, for plain synchronous callers
+    (management commands, scripts), here and now."""
+    loop = _outer_loop()
+    if loop is not None:
+        # A fresh context: the caller's would tell asgiref that its sync thread is still busy.
+        loop.call_soon_threadsafe(_start_task, make, context=contextvars.Context())
+    else:
+        async_to_sync(make)()
 
 
 def generation_enqueue(*, answer_ids: list[int], queue: str = "") -> None:
@@ -51,11 +66,4 @@ def generation_enqueue(*, answer_ids: list[int], queue: str = "") -> None:
             priority=settings.GENERATION_PRIORITY,
         )
         return
-    loop = _outer_loop()
-    if loop is not None:
-        # A fresh context: the caller's would tell asgiref that its sync thread is still busy.
-        loop.call_soon_threadsafe(_start_task, answer_ids, context=contextvars.Context())
-    else:
-        # Plain synchronous callers (management commands, scripts) have no loop to hand the
-        # stream to: generate here and now.
-        async_to_sync(answers_generate)(answer_ids)
+    in_background(partial(answers_generate, answer_ids))

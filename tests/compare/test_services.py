@@ -10,7 +10,7 @@ import pytest
 from channels.db import database_sync_to_async
 
 from arena.catalog.models import ModelEntry, ModelPrice
-from arena.compare import exports, services
+from arena.compare import exports, judging, services
 from arena.compare.models import CompareAnswer, CompareRun, JudgeCall
 from arena.core.errors import ServiceError
 from arena.devtools.mock_server import MockServer
@@ -102,9 +102,9 @@ async def test_a_failing_model_keeps_its_partial_text_and_is_not_judged(server, 
     answers = await database_sync_to_async(answers_of)(done)
     assert answers["Good"].status == "ok" and answers["Good"].not_judged == ""
     assert answers["Breaks"].status == "partial" and answers["Breaks"].text
-    assert answers["Breaks"].not_judged == services.PARTIAL_NOTE
+    assert answers["Breaks"].not_judged == judging.PARTIAL_NOTE
     assert (answers["Stalls"].status, answers["Stalls"].error_kind) == ("error", "timeout")
-    assert answers["Stalls"].not_judged == services.FAILED_NOTE
+    assert answers["Stalls"].not_judged == judging.FAILED_NOTE
 
 
 async def test_the_judge_retries_bad_json_and_leaves_out_what_never_parses(server, staff):
@@ -145,9 +145,9 @@ async def test_the_judge_does_not_score_its_own_family(server, staff):
     judge = await database_sync_to_async(judge_model)(server)
     done = await run(staff, [kin, other, router], judge=judge)
     answers = await database_sync_to_async(answers_of)(done)
-    assert answers["Kin"].not_judged == services.FAMILY_NOTE
+    assert answers["Kin"].not_judged == judging.FAMILY_NOTE
     assert answers["Other"].not_judged == ""
-    assert answers["Routed"].not_judged == services.FAMILY_NOTE  # by its OpenRouter-style id
+    assert answers["Routed"].not_judged == judging.FAMILY_NOTE  # by its OpenRouter-style id
 
 
 async def test_identical_answers_go_head_to_head_and_a_judge_that_disagrees_with_itself_ties(

@@ -1,0 +1,19 @@
+from __future__ import annotations
+
+from celery import shared_task
+
+from arena.compare import services
+from arena.generation.worker import run_in_worker_loop
+
+
+@shared_task(name=services.COMPARE_TASK, acks_late=True, ignore_result=True)
+def compare_run(run_id: str) -> None:
+    """Run a compare run on the worker process's generation loop (its streams beside the
+    battles'); running it twice leaves it alone."""
+    run_in_worker_loop(services.compare_execute(run_id))
+
+
+@shared_task(name="arena.compare.sweep", ignore_result=True)
+def compare_sweep() -> None:
+    """Every minute (Celery beat): runs whose worker died are failed with what had arrived."""
+    services.compare_runs_fail_stale()
