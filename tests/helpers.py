@@ -301,6 +301,14 @@ async def start_battle(comm, prompt: str = "Explain recursion briefly.") -> list
     return await frames_until(comm, "turn_complete", "void", "error")
 
 
+def sign_in(page, server: str, email: str) -> None:
+    page.goto(server + "/accounts/login/")
+    page.fill("input[name=login]", email)
+    page.fill("input[name=password]", PASSWORD)
+    page.click("main button[type=submit]")
+    page.wait_for_selector("#arena[data-connected=true]")
+
+
 # A mock model server for synchronous callers ------------------------------------------------
 
 

@@ -10,12 +10,12 @@ from playwright.sync_api import expect
 
 from arena.battles.models import Battle, Vote
 from tests.helpers import (
-    PASSWORD,
     ROOT,
     answer_texts,
     assert_no_identity,
     make_two_models,
     make_user,
+    sign_in,
 )
 
 pytestmark = [pytest.mark.browser, pytest.mark.usefixtures("generation")]
@@ -43,14 +43,6 @@ def confirmation_link(server: str, email: str) -> str:
             return found[-1]
         time.sleep(0.05)
     raise AssertionError(f"no confirmation mail for {email} in {log}")
-
-
-def sign_in(page, server: str, email: str) -> None:
-    page.goto(server + "/accounts/login/")
-    page.fill("input[name=login]", email)
-    page.fill("input[name=password]", PASSWORD)
-    page.click("main button[type=submit]")
-    page.wait_for_selector("#arena[data-connected=true]")
 
 
 def test_identity_question_is_flagged_up_front_and_no_name_shows_before_the_vote(
