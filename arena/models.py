@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from arena.battles.models import Answer, Battle, Prompt, Turn, Vote
 from arena.catalog.models import CostStatus, ModelEntry, ModelPrice, standard_params
-from arena.compare.models import CompareAnswer, CompareRun, JudgeCall
+from arena.compare.models import CompareAnswer, CompareRun, JudgeCall, Rubric
 from arena.integrity.models import GoldItem, VoteFlag
 
 __all__ = [
@@ -22,6 +22,7 @@ __all__ = [
     "ModelEntry",
     "ModelPrice",
     "Prompt",
+    "Rubric",
     "Turn",
     "Vote",
     "VoteFlag",

@@ -108,3 +108,29 @@ class JudgeCall(models.Model):
 
     def __str__(self) -> str:
         return f"{self.purpose} (try {self.attempt}) of {self.run_id}"
+
+
+class Rubric(models.Model):
+    """A judge's rubric, edited in the admin: criteria with weights summing to 1 and what a 1
+    and a 5 mean (compare.judge.rubric_from checks it). The default one judges every run that
+    names none; without any, the built-in default does."""
+
+    name = models.CharField(max_length=100, unique=True)
+    criteria = models.JSONField(
+        help_text='A list of {"name", "weight", "low", "high"}; weights sum to 1.'
+    )
+    is_default = models.BooleanField(default=False)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["name"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["is_default"],
+                condition=models.Q(is_default=True),
+                name="one_default_rubric",
+            )
+        ]
+
+    def __str__(self) -> str:
+        return self.name

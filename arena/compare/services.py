@@ -25,7 +25,7 @@ from arena.catalog import costs
 from arena.catalog.models import ModelEntry
 from arena.compare import judge
 from arena.compare.judging import judge_run
-from arena.compare.models import CompareAnswer, CompareRun
+from arena.compare.models import CompareAnswer, CompareRun, Rubric
 from arena.core.errors import ServiceError
 from arena.core.models import model_update
 from arena.generation.dispatch import in_background
@@ -101,8 +101,11 @@ def compare_start(
                 f"{model.public_name} does not support {name!r}. Clear it for all models, "
                 "or remove the model.",
             )
+    if rubric is None:
+        saved = Rubric.objects.filter(is_default=True).first()
+        rubric = saved.criteria if saved else judge.rubric_as_data(judge.DEFAULT_RUBRIC)
     try:
-        criteria = judge.DEFAULT_RUBRIC if rubric is None else judge.rubric_from(rubric)
+        criteria = judge.rubric_from(rubric)
     except judge.RubricError as exc:
         raise ServiceError("bad_rubric", str(exc)) from None
     judge_model = None

@@ -3,11 +3,13 @@ contestant and judges them, through the same adapter and pool code as battles.""
 
 from __future__ import annotations
 
-from datetime import date
+import asyncio
+from datetime import date, timedelta
 from decimal import Decimal
 
 import pytest
 from channels.db import database_sync_to_async
+from django.utils import timezone
 
 from arena.catalog.models import ModelEntry, ModelPrice
 from arena.compare import exports, judging, services
@@ -193,3 +195,47 @@ async def test_costs_say_known_estimated_unknown_or_example_and_never_invent_a_b
     csv_text = await database_sync_to_async(exports.as_csv)(done)
     assert csv_text.splitlines()[0].startswith("slot,label,model,status")
     assert len(csv_text.strip().splitlines()) == 5
+
+
+async def test_a_cancelled_run_stops_every_stream_and_keeps_what_came(server, staff):
+    make = database_sync_to_async(http_model)
+    models = [
+        await make(server, "Stuck One", "stuck-1", misbehaviour="stall"),
+        await make(server, "Stuck Two", "stuck-2", misbehaviour="stall"),
+    ]
+    created = await database_sync_to_async(services.compare_start)(
+        user=staff, prompt=PROMPT, model_ids=[m.pk for m in models]
+    )
+    running = asyncio.ensure_future(services.compare_execute(created.pk))
+    while server.in_flight < 2:  # both streams open
+        await asyncio.sleep(0.01)
+    assert await database_sync_to_async(services.compare_cancel)(run_id=created.pk, user=staff)
+    done = await running
+    assert done.status == "cancelled"
+    answers = await database_sync_to_async(answers_of)(done)
+    assert {(a.status, a.error_kind) for a in answers.values()} == {("error", "cancelled")}
+
+
+async def test_a_run_past_its_deadline_ends_each_model_then_and_a_dead_run_is_failed(
+    server, staff, settings
+):
+    settings.COMPARE = {**settings.COMPARE, "RUN_DEADLINE_S": 1.0}
+    make = database_sync_to_async(http_model)
+    patient = await make(server, "Patient", "patient-1", misbehaviour="stall", timeout_s=30)
+    cut = await make(server, "Cut", "cut-1", misbehaviour="missing_terminal", answer_tokens=40)
+    done = await run(staff, [patient, cut])
+    answers = await database_sync_to_async(answers_of)(done)
+    assert (answers["Patient"].status, answers["Patient"].error_kind) == ("error", "timeout")
+    assert answers["Cut"].status == "partial"  # no terminal event: never complete
+    # A run whose worker died: still "running" long after its deadline.
+    stale = await database_sync_to_async(services.compare_start)(
+        user=staff, prompt=PROMPT, model_ids=[patient.pk, cut.pk]
+    )
+    await database_sync_to_async(
+        lambda: CompareRun.objects.filter(pk=stale.pk).update(
+            status="running", created_at=timezone.now() - timedelta(minutes=30)
+        )
+    )()
+    assert await database_sync_to_async(services.compare_runs_fail_stale)() == 1
+    failed = await database_sync_to_async(CompareRun.objects.get)(pk=stale.pk)
+    assert failed.status == "failed" and failed.error

@@ -102,3 +102,25 @@ async def test_the_live_events_end_with_every_answer_and_the_run(async_client, s
     assert events.count("event: answer") == 2 and events[-1] == "event: run"
     # The stream's database work ran in asgiref's thread: its connection closes there.
     await sync_to_async(connections.close_all)()
+
+
+def test_a_rubric_edited_in_the_admin_is_checked_and_judges_runs_as_the_default(
+    admin_client, staff, contestants
+):
+    from arena.compare import services
+    from arena.compare.models import Rubric
+
+    url = reverse("admin:arena_rubric_add")
+    bad = [{"name": "depth", "weight": 0.6, "low": "shallow", "high": "deep"}]
+    page = admin_client.post(
+        url, {"name": "Depth", "criteria": json.dumps(bad), "is_default": "on"}
+    )
+    assert page.status_code == 200 and "The weights must sum to 1" in page.content.decode()
+    good = [{**bad[0], "weight": 1}]
+    page = admin_client.post(
+        url, {"name": "Depth", "criteria": json.dumps(good), "is_default": "on"}
+    )
+    assert page.status_code == 302 and Rubric.objects.get().is_default
+    zq, ol, judge = contestants
+    run = services.compare_start(user=staff, prompt="Hi?", model_ids=[zq.pk, ol.pk])
+    assert [c["name"] for c in run.rubric] == ["depth"]
