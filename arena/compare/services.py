@@ -139,15 +139,22 @@ COMPARE_TASK = "arena.compare.run"
 
 
 def compare_enqueue(*, run_id: object) -> None:
-    """Run it in a worker (the generation queue, after arena traffic), once the transaction
-    that made it commits; in-process mode, in this web process."""
+    """Run it in a worker (after arena traffic: COMPARE_PRIORITY), once the transaction that
+    made it commits; in-process mode, in this web process."""
+
+    # One task streams the whole run: on its models' pool queue when they share one.
+    pools = {
+        a.model.pool_queue
+        for a in CompareAnswer.objects.filter(run_id=run_id).select_related("model")
+    }
+    queue = pools.pop() if len(pools) == 1 else ""
 
     def send() -> None:
         if settings.GENERATION_MODE == "celery":
             current_app.send_task(
                 COMPARE_TASK,
                 args=[str(run_id)],
-                queue=settings.GENERATION_QUEUE,
+                queue=queue or settings.GENERATION_QUEUE,
                 priority=settings.COMPARE["PRIORITY"],
             )
         else:

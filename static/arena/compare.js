@@ -37,15 +37,42 @@
 
   var ended = { done: 1, failed: 1, cancelled: 1 };
   if (ended[root.dataset.status]) return;
+
+  // Live, until each answer's saved figures replace them: the time since this page began
+  // watching, when its first text came, and its length so far (about 4 characters a token).
+  var began = performance.now();
+  var live = {};
+  var ticker = setInterval(function () {
+    Object.keys(live).forEach(function (slot) {
+      if (live[slot].done) return;
+      pane(slot).querySelector(".total").textContent = ms(performance.now() - began) + "…";
+    });
+  }, 200);
+  Array.prototype.forEach.call(root.querySelectorAll(".pane"), function (el) {
+    if (el.dataset.status === "pending" || el.dataset.status === "running") live[el.dataset.slot] = {};
+  });
+
   var source = new EventSource(root.dataset.events);
   source.addEventListener("delta", function (e) {
     var d = JSON.parse(e.data);
+    var state = live[d.slot] || (live[d.slot] = {});
+    var el = pane(d.slot);
+    if (state.first === undefined) {
+      state.first = performance.now() - began;
+      el.querySelector(".ttft").textContent = "≈" + ms(state.first);
+    }
     texts[d.slot] = (texts[d.slot] || "") + d.text;
+    el.querySelector(".tokens").textContent = "≈" + Math.round(texts[d.slot].length / 4) + " so far";
     render(d.slot);
   });
-  source.addEventListener("answer", function (e) { answer(JSON.parse(e.data)); });
+  source.addEventListener("answer", function (e) {
+    var a = JSON.parse(e.data);
+    (live[a.slot] || (live[a.slot] = {})).done = true;
+    answer(a);
+  });
   source.addEventListener("run", function () {
     source.close();
+    clearInterval(ticker);
     window.location.reload(); // the saved run, with the verdict and every judge call
   });
 })();
