@@ -87,8 +87,8 @@ SCHEMAS: dict[str, dict[str, Check]] = {
         "judge": _flag,
         "base_url": _url,  # a pooled mock's replicas are mock servers
     },
-    "openai_compatible": {**_HTTP, "include_usage": _flag},
-    "openai": _HTTP,
+    "openai_compatible": {**_HTTP, "include_usage": _flag, "structured_output": _flag},
+    "openai": {**_HTTP, "structured_output": _flag},
     "anthropic": {**_HTTP, "max_tokens": _count},
     "gemini": _HTTP,
 }

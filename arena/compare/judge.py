@@ -145,6 +145,41 @@ def head_to_head_prompt(*, prompt: str, first: tuple[str, str], second: tuple[st
     )
 
 
+def scores_schema(labels: list[str]) -> dict:
+    """The reply a criterion call must give, as a strict JSON schema (for providers with
+    structured output): a 1-5 score and a reason for exactly these labels."""
+    item = {
+        "type": "object",
+        "properties": {
+            "score": {"type": "integer", "minimum": 1, "maximum": 5},
+            "reason": {"type": "string"},
+        },
+        "required": ["score", "reason"],
+        "additionalProperties": False,
+    }
+    scores = {
+        "type": "object",
+        "properties": dict.fromkeys(labels, item),
+        "required": list(labels),
+        "additionalProperties": False,
+    }
+    return {
+        "type": "object",
+        "properties": {"scores": scores},
+        "required": ["scores"],
+        "additionalProperties": False,
+    }
+
+
+def winner_schema(labels: tuple[str, str]) -> dict:
+    return {
+        "type": "object",
+        "properties": {"winner": {"type": "string", "enum": [*labels, "tie"]}},
+        "required": ["winner"],
+        "additionalProperties": False,
+    }
+
+
 class ReplyError(ValueError):
     """A judge reply that does not follow the schema; the message says how."""
 

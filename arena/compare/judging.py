@@ -29,11 +29,16 @@ class _Judge:
         self.backend = backend_for(self.model.backend, self.model.backend_settings)
         self.temperature = True
         self.temperature_dropped = False
+        # Where the provider takes a JSON schema for the reply (OpenAI's response_format, which
+        # vLLM and others accept too): its backend settings say "structured_output": true.
+        self.structured = bool(self.model.backend_settings.get("structured_output")) and (
+            self.model.backend in (ModelEntry.Backend.OPENAI, ModelEntry.Backend.OPENAI_COMPATIBLE)
+        )
 
-    async def ask(self, purpose: str, order: list[str], text: str, parse):
+    async def ask(self, purpose: str, order: list[str], text: str, parse, schema: dict):
         """The parsed reply, or None when it failed validation every time (1 + MAX_RETRIES)."""
         for attempt in range(1, judge.MAX_RETRIES + 2):
-            reply, problem = await self._call(text)
+            reply, problem = await self._call(text, schema)
             if not problem:
                 try:
                     parsed = parse(reply)
@@ -46,6 +51,7 @@ class _Judge:
                 order=order,
                 request=text,
                 temperature_sent=self.temperature,
+                schema_sent=self.structured,
                 reply=reply,
                 problem=problem,
             )
@@ -53,9 +59,14 @@ class _Judge:
                 return parsed
         return None
 
-    async def _call(self, text: str) -> tuple[str, str]:
+    async def _call(self, text: str, schema: dict) -> tuple[str, str]:
         for _ in range(2):
-            params = {"temperature": 0} if self.temperature else {}
+            params: dict = {"temperature": 0} if self.temperature else {}
+            if self.structured:
+                params["response_format"] = {
+                    "type": "json_schema",
+                    "json_schema": {"name": "verdict", "strict": True, "schema": schema},
+                }
             request = ChatRequest(
                 model_id=self.model.model_id,
                 messages=(Message("system", judge.SYSTEM), Message("user", text)),
@@ -113,7 +124,11 @@ async def judge_run(run: CompareRun, answers: list[CompareAnswer]) -> dict:
             order = judge.call_order(list(judged), seed=run.seed, call=criterion.name)
             text = judge.criterion_prompt(criterion, prompt=prompt, answers=judged, order=order)
             got = await caller.ask(
-                criterion.name, order, text, lambda reply, o=order: judge.parse_scores(reply, o)
+                criterion.name,
+                order,
+                text,
+                lambda reply, o=order: judge.parse_scores(reply, o),
+                judge.scores_schema(order),
             )
             if got is None:
                 continue
@@ -134,6 +149,7 @@ async def judge_run(run: CompareRun, answers: list[CompareAnswer]) -> dict:
                 [first, second],
                 text,
                 lambda reply, p=(first, second): judge.parse_winner(reply, p),
+                judge.winner_schema((first, second)),
             )
             head_to_head.append(got or "tie")
         decided = judge.head_to_head_result(*head_to_head)

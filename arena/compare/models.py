@@ -99,6 +99,7 @@ class JudgeCall(models.Model):
     order = models.JSONField(default=list)
     request = models.TextField()
     temperature_sent = models.BooleanField(default=True)
+    schema_sent = models.BooleanField(default=False)  # the reply's JSON schema, to the provider
     reply = models.TextField(blank=True, default="")
     problem = models.TextField(blank=True, default="")  # empty: the reply was used
     created_at = models.DateTimeField(auto_now_add=True)

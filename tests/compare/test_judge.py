@@ -111,3 +111,15 @@ def test_a_family_is_the_vendor_or_the_prefix_of_an_openrouter_id():
     assert judge.family(vendor="Anthropic", model_id="claude-3") == "anthropic"
     assert judge.family(vendor="", model_id="anthropic/claude-3.5-sonnet") == "anthropic"
     assert judge.family(vendor="", model_id="gpt-4o") == ""
+
+
+def test_the_replys_schema_asks_for_exactly_the_labels_shown():
+    schema = judge.scores_schema(["B", "A"])
+    scores = schema["properties"]["scores"]
+    assert scores["required"] == ["B", "A"] and scores["additionalProperties"] is False
+    assert scores["properties"]["A"]["properties"]["score"] == {
+        "type": "integer",
+        "minimum": 1,
+        "maximum": 5,
+    }
+    assert judge.winner_schema(("A", "C"))["properties"]["winner"]["enum"] == ["A", "C", "tie"]

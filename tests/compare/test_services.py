@@ -239,3 +239,18 @@ async def test_a_run_past_its_deadline_ends_each_model_then_and_a_dead_run_is_fa
     assert await database_sync_to_async(services.compare_runs_fail_stale)() == 1
     failed = await database_sync_to_async(CompareRun.objects.get)(pk=stale.pk)
     assert failed.status == "failed" and failed.error
+
+
+async def test_a_judge_with_structured_output_is_sent_the_replys_schema(server, staff):
+    make = database_sync_to_async(http_model)
+    models = [await make(server, "Able", "able-1"), await make(server, "Bold", "bold-1")]
+    strict = await database_sync_to_async(judge_model)(server)
+    settings = {**strict.backend_settings, "structured_output": True}
+    await database_sync_to_async(ModelEntry.objects.filter(pk=strict.pk).update)(
+        backend_settings=settings
+    )
+    strict.backend_settings = settings
+    done = await run(staff, models, judge=strict)
+    calls = await database_sync_to_async(lambda: list(done.judge_calls.all()))()
+    assert calls and all(c.schema_sent for c in calls)
+    assert done.verdict["missing"] == []
