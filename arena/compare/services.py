@@ -139,26 +139,25 @@ COMPARE_TASK = "arena.compare.run"
 
 
 def compare_enqueue(*, run_id: object) -> None:
-    """Run it in a worker (after arena traffic: COMPARE_PRIORITY), once the transaction that
-    made it commits; in-process mode, in this web process."""
-
-    # One task streams the whole run: on its models' pool queue when they share one.
-    pools = {
-        a.model.pool_queue
-        for a in CompareAnswer.objects.filter(run_id=run_id).select_related("model")
-    }
-    queue = pools.pop() if len(pools) == 1 else ""
+    """Run it in workers once the transaction that made it commits: one task per pool queue
+    (a model's backend settings' "queue"), as battles do, so each GPU pool's own workers
+    stream its models; after arena traffic (COMPARE_PRIORITY). In-process mode: in this web
+    process."""
+    by_queue: dict[str, list[int]] = {}
+    for answer in CompareAnswer.objects.filter(run_id=run_id).select_related("model"):
+        by_queue.setdefault(answer.model.pool_queue, []).append(answer.slot)
 
     def send() -> None:
-        if settings.GENERATION_MODE == "celery":
+        if settings.GENERATION_MODE != "celery":
+            in_background(partial(compare_execute, run_id))
+            return
+        for queue, slots in by_queue.items():
             current_app.send_task(
                 COMPARE_TASK,
-                args=[str(run_id)],
+                args=[str(run_id), slots],
                 queue=queue or settings.GENERATION_QUEUE,
                 priority=settings.COMPARE["PRIORITY"],
             )
-        else:
-            in_background(partial(compare_execute, run_id))
 
     transaction.on_commit(send)
 
@@ -229,19 +228,49 @@ class _Slot:
     timeout_s: float
 
 
-def _load(run_id: object) -> tuple[CompareRun, list[_Slot]]:
-    run = CompareRun.objects.select_related("judge").get(pk=run_id)
-    CompareRun.objects.filter(pk=run_id).update(status=CompareRun.Status.RUNNING)
-    slots = []
-    for answer in run.answers.select_related("model"):
+def _load(run_id: object, slots: list[int] | None) -> tuple[CompareRun, list[_Slot]]:
+    """The run, and those of ``slots`` (all when None) still pending, claimed (running), so a
+    task delivered twice streams nothing twice."""
+    with transaction.atomic():
+        run = CompareRun.objects.select_for_update().select_related("judge").get(pk=run_id)
+        if run.status not in (CompareRun.Status.QUEUED, CompareRun.Status.RUNNING):
+            return run, []
+        mine = run.answers.select_related("model").filter(status=CompareAnswer.Status.PENDING)
+        if slots is not None:
+            mine = mine.filter(slot__in=slots)
+        mine = list(mine)
+        CompareAnswer.objects.filter(pk__in=[a.pk for a in mine]).update(
+            status=CompareAnswer.Status.RUNNING
+        )
+        if run.status == CompareRun.Status.QUEUED:
+            run.status = CompareRun.Status.RUNNING
+            run.save(update_fields=["status"])
+    claimed = []
+    for answer in mine:
         model = answer.model
         try:
             backend = backend_for(model.backend, model.backend_settings)
         except UnknownBackend:
             backend = None
         own = float(model.backend_settings.get("timeout_s") or run.deadline_s)
-        slots.append(_Slot(answer, backend, own))
-    return run, slots
+        claimed.append(_Slot(answer, backend, own))
+    return run, claimed
+
+
+def _streams_all_ended(run_id: object) -> bool:
+    """Once every answer has ended, exactly one caller is told so (and judges): the run moves
+    on from running, under its row lock."""
+    with transaction.atomic():
+        run = CompareRun.objects.select_for_update().get(pk=run_id)
+        if run.status != CompareRun.Status.RUNNING:
+            return False
+        if run.answers.filter(
+            status__in=[CompareAnswer.Status.PENDING, CompareAnswer.Status.RUNNING]
+        ).exists():
+            return False
+        run.status = CompareRun.Status.JUDGING if run.judge_id else CompareRun.Status.DONE
+        run.save(update_fields=["status"])
+        return True
 
 
 def _request(run: CompareRun, model: ModelEntry, prompt: str, system: str, params: dict):
@@ -288,30 +317,28 @@ async def _stream_one(run: CompareRun, slot: _Slot, began: float) -> None:
         pass
 
 
-async def compare_execute(run_id: object) -> CompareRun:
-    """Every model's stream at once, each saved as it ends, then the judge; the run saved.
-    Safe to call twice: a run that is not queued is left alone."""
-    run = await database_sync_to_async(CompareRun.objects.get)(pk=run_id)
-    if run.status != CompareRun.Status.QUEUED:
-        return run
-    run, slots = await database_sync_to_async(_load)(run_id)
+async def compare_execute(run_id: object, slots: list[int] | None = None) -> CompareRun:
+    """Stream ``slots`` (every slot when None) at once, each answer saved as it ends; the
+    task that ends the last of the run's streams runs the judge and saves the verdict. Safe to
+    call twice: what has been claimed is left alone."""
+    run, claimed = await database_sync_to_async(_load)(run_id, slots)
     began = time.monotonic()
-    streams = [asyncio.ensure_future(_stream_one(run, slot, began)) for slot in slots]
+    streams = [asyncio.ensure_future(_stream_one(run, slot, began)) for slot in claimed]
     watcher = asyncio.ensure_future(_cancel_when_asked(run.pk, streams))
     await asyncio.gather(*streams, return_exceptions=True)
     watcher.cancel()
     if await database_sync_to_async(_cancelled)(run.pk):
         return await database_sync_to_async(CompareRun.objects.get)(pk=run.pk)
-    if run.judge_id is not None:
-        await database_sync_to_async(CompareRun.objects.filter(pk=run.pk).update)(
-            status=CompareRun.Status.JUDGING
-        )
-        verdict = await judge_run(run, [s.answer for s in slots])
-    else:
+    if await database_sync_to_async(_streams_all_ended)(run.pk):
         verdict = {}
-    await database_sync_to_async(CompareRun.objects.filter(pk=run.pk).update)(
-        status=CompareRun.Status.DONE, verdict=verdict, finished_at=timezone.now()
-    )
+        if run.judge_id is not None:
+            answers = await database_sync_to_async(
+                lambda: list(CompareAnswer.objects.filter(run_id=run.pk).select_related("model"))
+            )()
+            verdict = await judge_run(run, answers)
+        await database_sync_to_async(CompareRun.objects.filter(pk=run.pk).update)(
+            status=CompareRun.Status.DONE, verdict=verdict, finished_at=timezone.now()
+        )
     return await database_sync_to_async(CompareRun.objects.get)(pk=run.pk)
 
 

@@ -7,10 +7,10 @@ from arena.generation.worker import run_in_worker_loop
 
 
 @shared_task(name=services.COMPARE_TASK, acks_late=True, ignore_result=True)
-def compare_run(run_id: str) -> None:
-    """Run a compare run on the worker process's generation loop (its streams beside the
-    battles'); running it twice leaves it alone."""
-    run_in_worker_loop(services.compare_execute(run_id))
+def compare_run(run_id: str, slots: list[int] | None = None) -> None:
+    """Stream a compare run's slots of one pool queue on the worker process's generation loop
+    (beside the battles'); the last to end judges. Running it twice leaves it alone."""
+    run_in_worker_loop(services.compare_execute(run_id, slots))
 
 
 @shared_task(name="arena.compare.sweep", ignore_result=True)

@@ -254,3 +254,21 @@ async def test_a_judge_with_structured_output_is_sent_the_replys_schema(server, 
     calls = await database_sync_to_async(lambda: list(done.judge_calls.all()))()
     assert calls and all(c.schema_sent for c in calls)
     assert done.verdict["missing"] == []
+
+
+async def test_slots_of_two_pools_run_as_two_tasks_and_the_last_to_end_judges_once(server, staff):
+    make = database_sync_to_async(http_model)
+    models = [await make(server, "Pool A", "pa-1"), await make(server, "Pool B", "pb-1")]
+    judge = await database_sync_to_async(judge_model)(server)
+    created = await database_sync_to_async(services.compare_start)(
+        user=staff, prompt=PROMPT, model_ids=[m.pk for m in models], judge_id=judge.pk
+    )
+    first = await services.compare_execute(created.pk, [0])  # one pool's worker
+    assert first.status == "running" and first.verdict == {}
+    done = await services.compare_execute(created.pk, [1])  # the other's, last to end
+    assert done.status == "done" and done.verdict["overall"]
+    calls = await database_sync_to_async(done.judge_calls.count)()
+    again = await services.compare_execute(created.pk, [0, 1])  # a task delivered twice
+    assert again.status == "done"
+    assert await database_sync_to_async(done.judge_calls.count)() == calls
+    assert server.requests == 2 + calls  # each contestant streamed once
