@@ -90,6 +90,18 @@ def make_two_models(**extra) -> tuple[ModelEntry, ModelEntry]:
     )
 
 
+def make_judge() -> ModelEntry:
+    """Compare mode's mock judge, as the demo seeds it: never in a battle, a vendor of its own."""
+    return ModelEntry.objects.create(
+        public_name="Mock Judge",
+        vendor="mock-judge",
+        model_id="mock-judge-1",
+        backend="mock",
+        backend_settings={"judge": True, "ttft_ms": 0, "tokens_per_s": 0},
+        active=False,
+    )
+
+
 def identity_strings(*models: ModelEntry) -> list[str]:
     out: list[str] = []
     for m in models:

@@ -4,9 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from arena.catalog.models import ModelEntry
 from arena.compare.models import CompareRun
-from tests.helpers import make_model, make_two_models, make_user, sign_in
+from tests.helpers import make_judge, make_model, make_two_models, make_user, sign_in
 
 pytestmark = [pytest.mark.browser, pytest.mark.usefixtures("generation")]
 
@@ -17,14 +16,7 @@ def test_a_four_model_run_streams_judges_and_shows_the_failing_pane(asgi_server,
     broken = make_model(
         "Broken Heron", "bh-1", vendor="Herons", misbehaviour="error_midstream", answer_tokens=60
     )
-    ModelEntry.objects.create(
-        public_name="Mock Judge",
-        vendor="mock-judge",
-        model_id="mock-judge-1",
-        backend="mock",
-        backend_settings={"judge": True, "ttft_ms": 0, "tokens_per_s": 0},
-        active=False,
-    )
+    make_judge()
     make_user("lead@example.com", is_staff=True)
     page = browser_page
     sign_in(page, asgi_server, "lead@example.com")

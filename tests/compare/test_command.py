@@ -11,20 +11,13 @@ from django.core.management.base import CommandError
 
 from arena.catalog.models import ModelEntry
 from arena.compare.models import CompareRun
-from tests.helpers import make_two_models
+from tests.helpers import make_judge, make_two_models
 
 
 @pytest.fixture
 def judged(transactional_db, staff):
     make_two_models()
-    ModelEntry.objects.create(
-        public_name="Mock Judge",
-        vendor="mock-judge",
-        model_id="mock-judge-1",
-        backend="mock",
-        backend_settings={"judge": True, "ttft_ms": 0, "tokens_per_s": 0},
-        active=False,
-    )
+    make_judge()
 
 
 def compare(*args: str) -> str:

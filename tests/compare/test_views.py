@@ -12,7 +12,7 @@ from django.urls import reverse
 
 from arena.catalog.models import ModelEntry
 from arena.compare.models import CompareRun
-from tests.helpers import make_two_models
+from tests.helpers import make_judge, make_two_models
 
 pytestmark = pytest.mark.usefixtures("generation")
 
@@ -20,14 +20,7 @@ pytestmark = pytest.mark.usefixtures("generation")
 @pytest.fixture
 def contestants():
     zq, ol = make_two_models()
-    judge = ModelEntry.objects.create(
-        public_name="Mock Judge",
-        vendor="mock-judge",
-        model_id="mock-judge-1",
-        backend="mock",
-        backend_settings={"judge": True, "ttft_ms": 0, "tokens_per_s": 0},
-        active=False,
-    )
+    judge = make_judge()
     return zq, ol, judge
 
 
