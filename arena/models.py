@@ -9,6 +9,7 @@ from __future__ import annotations
 from arena.battles.models import Answer, Battle, Prompt, Turn, Vote
 from arena.catalog.models import CostStatus, ModelEntry, ModelPrice, standard_params
 from arena.compare.models import CompareAnswer, CompareRun, JudgeCall, Rubric
+from arena.evals.models import EvalAnswer, EvalPrompt, EvalRun, EvalVerdict
 from arena.integrity.models import GoldItem, VoteFlag
 
 __all__ = [
@@ -17,6 +18,10 @@ __all__ = [
     "CompareAnswer",
     "CompareRun",
     "CostStatus",
+    "EvalAnswer",
+    "EvalPrompt",
+    "EvalRun",
+    "EvalVerdict",
     "GoldItem",
     "JudgeCall",
     "ModelEntry",

@@ -112,6 +112,7 @@ ROOMS = (
     "catalog",
     "compare",
     "core",
+    "evals",
     "generation",
     "integrity",
     "admin",

@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import json
+import math
 import random
 import re
 import time
@@ -60,6 +61,9 @@ class MockSettings:
     # A judge: replies to compare mode's judge prompts with deterministic scores (a hash of
     # label, criterion and answer), never a real judgement.
     judge: bool = False
+    # As a pairwise judge (evaluation runs): how much more likely the answer shown first wins,
+    # on the logit scale; answers carrying "⟦q=1.5⟧" (a contestant's prefix) win by strength.
+    judge_position_bias: float = 0.0
 
     @classmethod
     def from_dict(cls, data: dict) -> MockSettings:
@@ -124,9 +128,34 @@ def _digest(*parts: str) -> int:
     return int.from_bytes(hashlib.sha256("\x00".join(parts).encode()).digest()[:8], "big")
 
 
-def judge_reply(request: ChatRequest, misbehaviour: str) -> str:
-    """What the mock judge says to a judge prompt (arena.compare.judge's format)."""
+_STRENGTH = re.compile(r"⟦q=(-?[0-9.]+)⟧")
+
+
+def _pairwise(prompt: str, bias: float) -> str:
+    """An Arena-Hard-style verdict from the answers' known strengths plus a pull towards the
+    one shown first, drawn by a hash of the prompt (deterministic)."""
+    answers = dict(_ANSWER.findall(prompt))
+    strength = {}
+    for label in ("A", "B"):
+        found = _STRENGTH.search(answers.get(label, ""))
+        strength[label] = float(found.group(1)) if found else 0.0
+    p_first = 1 / (1 + math.exp(-(strength["A"] - strength["B"] + bias)))
+    u = _digest("pairwise", prompt) / 2**64
+    if abs(u - p_first) < 0.03:
+        return "They are about as good. [[A=B]]"
+    winner, loser = ("A", "B") if u < p_first else ("B", "A")
+    sure = p_first if winner == "A" else 1 - p_first
+    return f"My final verdict: [[{winner}{'>>' if sure > 0.8 else '>'}{loser}]]"
+
+
+def judge_reply(request: ChatRequest, misbehaviour: str, bias: float = 0.0) -> str:
+    """What the mock judge says to a judge prompt: compare mode's scores, or an evaluation
+    run's pairwise verdict."""
     prompt = request.messages[-1].content
+    if "[[A>>B]]" in request.messages[0].content:
+        if misbehaviour == "judge_bad_json_always":
+            return "Both are fine."  # no verdict in the form asked for
+        return _pairwise(prompt, bias)
     if misbehaviour == "judge_bad_json_always":
         return "I think they are all fine."
     if misbehaviour == "judge_bad_json_once":

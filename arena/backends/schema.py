@@ -85,6 +85,7 @@ SCHEMAS: dict[str, dict[str, Check]] = {
         "prefix": _text,
         "timestamps": _flag,
         "judge": _flag,
+        "judge_position_bias": _number(low=-10.0),
         "base_url": _url,  # a pooled mock's replicas are mock servers
     },
     "openai_compatible": {**_HTTP, "include_usage": _flag, "structured_output": _flag},

@@ -232,7 +232,11 @@ def _load(run_id: object, slots: list[int] | None) -> tuple[CompareRun, list[_Sl
     """The run, and those of ``slots`` (all when None) still pending, claimed (running), so a
     task delivered twice streams nothing twice."""
     with transaction.atomic():
-        run = CompareRun.objects.select_for_update().select_related("judge").get(pk=run_id)
+        run = (
+            CompareRun.objects.select_for_update(of=("self",))
+            .select_related("judge")
+            .get(pk=run_id)
+        )
         if run.status not in (CompareRun.Status.QUEUED, CompareRun.Status.RUNNING):
             return run, []
         mine = run.answers.select_related("model").filter(status=CompareAnswer.Status.PENDING)

@@ -1,0 +1,107 @@
+"""Evaluation runs: a prompt set, models, a baseline and a judge; every model's answer to each
+prompt compared with the baseline's, in both orders. A judge's opinion, kept apart from the
+human votes: nothing here is a Vote, and nothing here enters the human leaderboard."""
+
+from __future__ import annotations
+
+from django.conf import settings
+from django.db import models
+
+from arena.catalog.models import CostStatus, ModelEntry
+
+
+class EvalRun(models.Model):
+    class Status(models.TextChoices):
+        QUEUED = "queued", "Queued"
+        RUNNING = "running", "Running"
+        DONE = "done", "Done"
+        BUDGET = "budget", "Stopped at its budget"
+        FAILED = "failed", "Failed"
+
+    name = models.CharField(max_length=200)
+    created_by = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.PROTECT)
+    baseline = models.ForeignKey(ModelEntry, on_delete=models.PROTECT, related_name="+")
+    judge = models.ForeignKey(ModelEntry, on_delete=models.PROTECT, related_name="+")
+    contestants = models.ManyToManyField(ModelEntry, related_name="eval_runs")
+    params = models.JSONField(default=dict, blank=True)
+    seed = models.BigIntegerField(default=0)
+    budget = models.DecimalField(max_digits=12, decimal_places=4, null=True, blank=True)
+    max_judge_calls = models.PositiveIntegerField(null=True, blank=True)
+    status = models.CharField(max_length=16, choices=Status.choices, default=Status.QUEUED)
+    note = models.TextField(blank=True, default="")
+    created_at = models.DateTimeField(auto_now_add=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created_at"]
+
+    def __str__(self) -> str:
+        return self.name
+
+
+class EvalPrompt(models.Model):
+    """The run's prompts, copied in, so later edits to curated prompts change nothing."""
+
+    run = models.ForeignKey(EvalRun, on_delete=models.CASCADE, related_name="prompts")
+    index = models.PositiveIntegerField()
+    text = models.TextField()
+    category = models.CharField(max_length=64, blank=True, default="")
+
+    class Meta:
+        ordering = ["run", "index"]
+        constraints = [models.UniqueConstraint(fields=["run", "index"], name="eval_prompt_index")]
+
+    def __str__(self) -> str:
+        return f"{self.run_id}#{self.index}"
+
+
+class EvalAnswer(models.Model):
+    class Status(models.TextChoices):
+        RUNNING = "running", "Running"
+        OK = "ok", "Complete"
+        PARTIAL = "partial", "Partial"
+        ERROR = "error", "Error"
+
+    prompt = models.ForeignKey(EvalPrompt, on_delete=models.CASCADE, related_name="answers")
+    model = models.ForeignKey(ModelEntry, on_delete=models.PROTECT, related_name="+")
+    status = models.CharField(max_length=16, choices=Status.choices, default=Status.RUNNING)
+    text = models.TextField(blank=True, default="")
+    ttft_ms = models.FloatField(null=True, blank=True)
+    total_ms = models.FloatField(null=True, blank=True)
+    output_tokens = models.PositiveIntegerField(null=True, blank=True)
+    cost = models.DecimalField(max_digits=14, decimal_places=8, null=True, blank=True)
+    cost_status = models.CharField(
+        max_length=16, choices=CostStatus.choices, blank=True, default=""
+    )
+    error_message = models.TextField(blank=True, default="")
+
+    class Meta:
+        # One answer per prompt and model, ever: a resumed run never generates one twice.
+        constraints = [models.UniqueConstraint(fields=["prompt", "model"], name="eval_answer_once")]
+
+    def __str__(self) -> str:
+        return f"{self.model_id} on {self.prompt_id}"
+
+
+class EvalVerdict(models.Model):
+    """The judge on one model's answer against the baseline's, in one order."""
+
+    prompt = models.ForeignKey(EvalPrompt, on_delete=models.CASCADE, related_name="verdicts")
+    model = models.ForeignKey(ModelEntry, on_delete=models.PROTECT, related_name="+")
+    model_first = models.BooleanField()
+    level = models.CharField(max_length=8, blank=True, default="")  # "": missing
+    done = models.BooleanField(default=False)
+    attempts = models.PositiveSmallIntegerField(default=0)
+    request = models.TextField(blank=True, default="")
+    reply = models.TextField(blank=True, default="")
+    problem = models.TextField(blank=True, default="")
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(
+                fields=["prompt", "model", "model_first"], name="eval_verdict_once"
+            )
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.model_id} vs baseline on {self.prompt_id} ({self.level or 'missing'})"

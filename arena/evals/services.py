@@ -1,0 +1,315 @@
+"""Evaluation runs: created from a prompt set, run resumably (every answer and verdict is a
+row claimed once, so a run killed and started again continues where it was and makes nothing
+twice), stopped at its budget. Answers go through the same backends and pools as battles; the
+judge sees what compare mode's judge sees (masked names, no answer of its own family)."""
+
+from __future__ import annotations
+
+import asyncio
+import random
+from decimal import Decimal
+
+from channels.db import database_sync_to_async
+from django.conf import settings
+from django.db import IntegrityError, transaction
+from django.db.models import Sum
+from django.utils import timezone
+
+from accounts.models import User
+from arena.backends.base import ChatRequest, Message
+from arena.backends.registry import backend_for
+from arena.battles.models import Prompt
+from arena.catalog import costs
+from arena.catalog.models import ModelEntry
+from arena.compare import judge as rules
+from arena.core.errors import ServiceError
+from arena.core.models import model_update
+from arena.evals.models import EvalAnswer, EvalPrompt, EvalRun, EvalVerdict
+from arena.generation.runner import stream_answer
+from arena.integrity.selectors import identity_terms
+from ranking.judged import parse_verdict
+
+JUDGE_SYSTEM = (
+    "Please act as an impartial judge and evaluate the two answers, A and B, to the user's "
+    "prompt below. You do not know who wrote them. Judge helpfulness, correctness and "
+    "completeness; do not let length or the order they are shown in sway you. End with your "
+    "final verdict in exactly one of these forms: [[A>>B]] (A is much better), [[A>B]], "
+    "[[A=B]], [[B>A]], [[B>>A]] (B is much better)."
+)
+RETRIES = 2  # a verdict the judge does not give in the format is asked for again this often
+CONCURRENCY = 16
+
+
+def prompts_select(*, category: str = "", language: str = "", limit: int = 0) -> list[Prompt]:
+    """Curated, active prompts chosen by category and language (empty: any), oldest first."""
+    chosen = Prompt.objects.filter(active=True, source=Prompt.Source.CURATED)
+    if category:
+        chosen = chosen.filter(category=category)
+    if language:
+        chosen = chosen.filter(language=language)
+    chosen = chosen.order_by("pk")
+    return list(chosen[:limit] if limit else chosen)
+
+
+@transaction.atomic
+def eval_create(
+    *,
+    user: User,
+    name: str,
+    prompts: list[tuple[str, str]],
+    model_ids: list[int],
+    baseline_id: int,
+    judge_id: int,
+    params: dict | None = None,
+    budget: Decimal | None = None,
+    max_judge_calls: int | None = None,
+    seed: int = 0,
+) -> EvalRun:
+    """A run of ``prompts`` ((text, category) pairs, copied in) for these models against the
+    baseline; nothing is generated yet (``eval_execute`` does it)."""
+    if not prompts:
+        raise ServiceError("no_prompts", "No prompts match: an evaluation needs at least one.")
+    found = ModelEntry.objects.in_bulk([*model_ids, baseline_id, judge_id])
+    for pk in [*model_ids, baseline_id, judge_id]:
+        if pk not in found:
+            raise ServiceError("unknown_model", f"No model with id {pk}.")
+    if baseline_id in model_ids:
+        raise ServiceError("baseline_in_models", "The baseline is compared with; not a contestant.")
+    if not model_ids:
+        raise ServiceError("no_models", "Name at least one model to evaluate.")
+    params = {k: v for k, v in (params or {}).items() if v is not None}
+    for model in (found[pk] for pk in [*model_ids, baseline_id]):
+        for param in model.params_unsupported(params):
+            raise ServiceError(
+                "param_unsupported", f"{model.public_name} does not support {param!r}."
+            )
+    run = EvalRun.objects.create(
+        name=name,
+        created_by=user,
+        baseline=found[baseline_id],
+        judge=found[judge_id],
+        params=params,
+        seed=seed,
+        budget=budget,
+        max_judge_calls=max_judge_calls,
+    )
+    run.contestants.set(model_ids)
+    EvalPrompt.objects.bulk_create(
+        EvalPrompt(run=run, index=i, text=text, category=category)
+        for i, (text, category) in enumerate(prompts)
+    )
+    return run
+
+
+# Running ----------------------------------------------------------------------------------------
+
+
+def _reopen(run_id: int) -> EvalRun:
+    """Start or resume: rows a killed worker left half done go back to be done again."""
+    with transaction.atomic():
+        run = (
+            EvalRun.objects.select_for_update(of=("self",))
+            .select_related("baseline", "judge")
+            .get(pk=run_id)
+        )
+        EvalAnswer.objects.filter(prompt__run=run, status=EvalAnswer.Status.RUNNING).delete()
+        EvalVerdict.objects.filter(prompt__run=run, done=False).delete()
+        if run.status in (EvalRun.Status.QUEUED, EvalRun.Status.FAILED):
+            run.status = EvalRun.Status.RUNNING
+            run.save(update_fields=["status"])
+    return run
+
+
+def spent(*, run_id: int) -> tuple[Decimal, int]:
+    """Cost of the run's answers so far, and the judge calls made."""
+    cost = EvalAnswer.objects.filter(prompt__run_id=run_id).aggregate(c=Sum("cost"))["c"]
+    calls = EvalVerdict.objects.filter(prompt__run_id=run_id).aggregate(c=Sum("attempts"))["c"]
+    return cost or Decimal("0"), calls or 0
+
+
+def _over_budget(run: EvalRun, calls_in_flight: int = 0) -> str:
+    """Why the run must stop before the next unit of work, or "". ``calls_in_flight``: judge
+    verdicts on their way, the next one included, counted as made, so no more are started
+    than the limit allows. Cost is known only once an answer ends, so a cost budget may be
+    passed by what is in flight when it is reached."""
+    cost, calls = spent(run_id=run.pk)
+    if run.budget is not None and cost >= run.budget:
+        return f"Stopped at its budget: ${cost:.4f} spent of ${run.budget}."
+    if run.max_judge_calls is not None and calls + calls_in_flight > run.max_judge_calls:
+        return f"Stopped at its budget: {calls} judge calls of {run.max_judge_calls}."
+    return ""
+
+
+def _claim_answer(prompt: EvalPrompt, model: ModelEntry) -> EvalAnswer | None:
+    try:
+        with transaction.atomic():
+            return EvalAnswer.objects.create(prompt=prompt, model=model)
+    except IntegrityError:
+        return None  # made already, or being made
+
+
+def _claim_verdict(prompt: EvalPrompt, model: ModelEntry, model_first: bool) -> EvalVerdict | None:
+    try:
+        with transaction.atomic():
+            return EvalVerdict.objects.create(prompt=prompt, model=model, model_first=model_first)
+    except IntegrityError:
+        return None
+
+
+async def _generate(run: EvalRun, prompt: EvalPrompt, model: ModelEntry) -> None:
+    answer = await database_sync_to_async(_claim_answer)(prompt, model)
+    if answer is None:
+        return
+    request = ChatRequest(
+        model_id=model.model_id, messages=(Message("user", prompt.text),), params=run.params
+    )
+    result = await stream_answer(
+        backend_for(model.backend, model.backend_settings),
+        request,
+        on_delta=_ignore,
+        max_chars=settings.ARENA["ANSWER_MAX_CHARS"],
+        timeout_s=float(model.backend_settings.get("timeout_s") or 120),
+    )
+    await database_sync_to_async(_answer_save)(answer, result)
+
+
+def _answer_save(answer: EvalAnswer, result) -> None:
+    cost, cost_status = costs.answer_cost(
+        model=answer.model,
+        on=timezone.localdate(),
+        input_tokens=result.input_tokens,
+        output_tokens=result.output_tokens,
+        tokens_estimated=result.tokens_estimated,
+    )
+    data = {**result.as_dict(), "cost": cost, "cost_status": cost_status}
+    fields = ["status", "text", "ttft_ms", "total_ms", "output_tokens", "cost", "cost_status"]
+    model_update(instance=answer, fields=[*fields, "error_message"], data=data)
+
+
+async def _ignore(_text: str) -> None:
+    return None
+
+
+async def _judge(run: EvalRun, prompt: EvalPrompt, model: ModelEntry, model_first: bool,
+                 texts: tuple[str, str], terms: tuple[str, ...]) -> None:  # fmt: skip
+    verdict = await database_sync_to_async(_claim_verdict)(prompt, model, model_first)
+    if verdict is None:
+        return
+    mine, base = (rules.mask(t, terms) for t in texts)
+    first, second = (mine, base) if model_first else (base, mine)
+    text = (
+        f"<prompt>\n{rules.mask(prompt.text, terms)}\n</prompt>\n\n"
+        f'<answer label="A">\n{first}\n</answer>\n\n<answer label="B">\n{second}\n</answer>'
+    )
+    backend = backend_for(run.judge.backend, run.judge.backend_settings)
+    level, reply, problem, attempts = None, "", "", 0
+    while attempts < 1 + RETRIES:
+        attempts += 1
+        result = await stream_answer(
+            backend,
+            ChatRequest(
+                model_id=run.judge.model_id,
+                messages=(Message("system", JUDGE_SYSTEM), Message("user", text)),
+                params={"temperature": 0},
+            ),
+            on_delta=_ignore,
+            max_chars=20_000,
+            timeout_s=float(run.judge.backend_settings.get("timeout_s") or 120),
+        )
+        reply = result.text
+        level = parse_verdict(reply) if result.status == "ok" else None
+        problem = "" if level else (result.error_message or "no verdict in the expected form")
+        if level:
+            break
+    await database_sync_to_async(model_update)(
+        instance=verdict,
+        fields=["level", "done", "attempts", "request", "reply", "problem"],
+        data={
+            "level": level or "",
+            "done": True,
+            "attempts": attempts,
+            "request": text,
+            "reply": reply,
+            "problem": problem,
+        },  # fmt: skip
+    )
+
+
+def _plan(run: EvalRun) -> tuple[list[EvalPrompt], list[ModelEntry], tuple[str, ...], set[int]]:
+    prompts = list(run.prompts.all())
+    contestants = list(run.contestants.all())
+    terms = tuple(sorted({*identity_terms(), *settings.COMPARE["JUDGE_TERMS"]}))
+    judge_family = rules.family(vendor=run.judge.vendor, model_id=run.judge.model_id)
+    same_family = {
+        m.pk
+        for m in contestants
+        if judge_family
+        and not settings.COMPARE["JUDGE_SAME_FAMILY"]
+        and rules.family(vendor=m.vendor, model_id=m.model_id) == judge_family
+    }
+    return prompts, contestants, terms, same_family
+
+
+def _answers(prompt: EvalPrompt) -> dict[int, EvalAnswer]:
+    return {a.model_id: a for a in prompt.answers.all()}
+
+
+async def eval_execute(run_id: int, *, on_progress=None) -> EvalRun:
+    """Generate every missing answer and verdict, CONCURRENCY at a time, until all are done
+    or the budget is reached; safe to run again after a crash."""
+    run = await database_sync_to_async(_reopen)(run_id)
+    prompts, contestants, terms, same_family = await database_sync_to_async(_plan)(run)
+    gate = asyncio.Semaphore(CONCURRENCY)
+    stop = ""
+
+    judging_now = 0
+
+    async def limited(work, *, judge_call: bool = False) -> None:
+        nonlocal stop, judging_now
+        try:
+            async with gate:
+                if stop:
+                    return
+                others = judging_now  # judge calls already on their way, not yet counted
+                judging_now += judge_call  # reserved before the check, which awaits
+                try:
+                    if reason := await database_sync_to_async(_over_budget)(
+                        run, others + judge_call
+                    ):
+                        stop = reason
+                        return
+                    await work
+                finally:
+                    judging_now -= judge_call
+                if on_progress is not None:
+                    await on_progress(run)
+        finally:
+            work.close()  # one never started (stopped, or the run cancelled) is dropped quietly
+
+    everyone = [run.baseline, *contestants]
+    await asyncio.gather(
+        *(limited(_generate(run, prompt, model)) for prompt in prompts for model in everyone)
+    )
+    judging = []
+    for prompt in prompts:
+        answers = await database_sync_to_async(_answers)(prompt)
+        base = answers.get(run.baseline_id)
+        for model in contestants:
+            mine = answers.get(model.pk)
+            if model.pk in same_family or base is None or mine is None:
+                continue
+            if base.status != EvalAnswer.Status.OK or mine.status != EvalAnswer.Status.OK:
+                continue  # a failed or partial answer is not judged
+            for model_first in (True, False):
+                work = _judge(run, prompt, model, model_first, (mine.text, base.text), terms)
+                judging.append(limited(work, judge_call=True))
+    await asyncio.gather(*judging)
+    status = EvalRun.Status.BUDGET if stop else EvalRun.Status.DONE
+    await database_sync_to_async(EvalRun.objects.filter(pk=run.pk).update)(
+        status=status, note=stop, finished_at=timezone.now()
+    )
+    return await database_sync_to_async(EvalRun.objects.get)(pk=run.pk)
+
+
+def seed_from(value: int | None) -> int:
+    return value if value is not None else random.SystemRandom().randrange(2**31)
