@@ -10,4 +10,4 @@ app = Celery("arena")
 app.config_from_object("django.conf:settings", namespace="CELERY")
 # Task modules live in rooms, not at app level: arena.generation.tasks, arena.compare.tasks,
 # ranking.tasks.
-app.autodiscover_tasks(["arena.generation", "arena.compare", "ranking"])
+app.autodiscover_tasks(["arena.generation", "arena.compare", "arena.evals", "ranking"])

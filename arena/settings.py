@@ -209,6 +209,7 @@ CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 CELERY_BEAT_SCHEDULE = {
     "void-stuck-battles": {"task": "arena.tasks.battles_sweep", "schedule": 5.0},
     "fail-stale-compare-runs": {"task": "arena.compare.sweep", "schedule": 60.0},
+    "resume-stale-evals": {"task": "arena.evals.sweep", "schedule": 10.0},
     "recompute-leaderboard-nightly": {
         "task": "ranking.tasks.recompute_leaderboard",
         "schedule": crontab(hour=env.int("RANKING_NIGHTLY_HOUR", default=3), minute=0),
@@ -240,6 +241,11 @@ COMPARE = {
     "RUN_DEADLINE_S": env.float("COMPARE_RUN_DEADLINE_S", default=120.0),
     "PRIORITY": env.int("COMPARE_PRIORITY", default=8),  # after arena traffic (6)
 }
+
+# Evaluation runs: the lowest priority of all generation (arena 6, compare 8).
+EVALS_PRIORITY = env.int("EVALS_PRIORITY", default=9)
+# A running evaluation whose worker has not beaten for this long is handed to another.
+EVALS_STALE_S = env.float("EVALS_STALE_S", default=30.0)
 
 # Ranking: every knob that shapes the numbers is recorded in each snapshot.
 RANKING = {

@@ -31,6 +31,9 @@ class EvalRun(models.Model):
     note = models.TextField(blank=True, default="")
     created_at = models.DateTimeField(auto_now_add=True)
     finished_at = models.DateTimeField(null=True, blank=True)
+    # Written every few seconds while a worker runs it; one gone quiet has lost its worker,
+    # and the sweep hands it to another (which carries on where it was).
+    heartbeat_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
         ordering = ["-created_at"]

@@ -7,8 +7,11 @@ from __future__ import annotations
 
 import asyncio
 import random
+from datetime import timedelta
 from decimal import Decimal
 
+from asgiref.sync import async_to_sync
+from celery import current_app
 from channels.db import database_sync_to_async
 from django.conf import settings
 from django.db import IntegrityError, transaction
@@ -38,6 +41,36 @@ JUDGE_SYSTEM = (
 )
 RETRIES = 2  # a verdict the judge does not give in the format is asked for again this often
 CONCURRENCY = 16
+EVAL_TASK = "arena.evals.run"  # arena.evals.tasks, sent by name
+HEARTBEAT_S = 2.0
+
+
+def eval_enqueue(*, run_id: int) -> None:
+    """Run it on a worker, at the lowest priority (EVALS_PRIORITY): after arena traffic and
+    compare runs. In-process mode (no Redis), here and now."""
+    if settings.GENERATION_MODE != "celery":
+        async_to_sync(eval_execute)(run_id)
+        return
+    current_app.send_task(
+        EVAL_TASK,
+        args=[run_id],
+        queue=settings.GENERATION_QUEUE,
+        priority=settings.EVALS_PRIORITY,
+    )
+
+
+def evals_resume_stale(*, now=None) -> list[int]:
+    """Runs still running whose worker went quiet (killed): sent again, to carry on where they
+    were. The runs sent."""
+    now = now or timezone.now()
+    quiet = timedelta(seconds=settings.EVALS_STALE_S)
+    stale = EvalRun.objects.filter(status=EvalRun.Status.RUNNING, heartbeat_at__lt=now - quiet)
+    ids = list(stale.values_list("pk", flat=True))
+    # Marked as beating now, so the next sweep gives the new worker time to start.
+    EvalRun.objects.filter(pk__in=ids).update(heartbeat_at=now)
+    for run_id in ids:
+        eval_enqueue(run_id=run_id)
+    return ids
 
 
 def prompts_select(*, category: str = "", language: str = "", limit: int = 0) -> list[Prompt]:
@@ -116,8 +149,17 @@ def _reopen(run_id: int) -> EvalRun:
         EvalVerdict.objects.filter(prompt__run=run, done=False).delete()
         if run.status in (EvalRun.Status.QUEUED, EvalRun.Status.FAILED):
             run.status = EvalRun.Status.RUNNING
-            run.save(update_fields=["status"])
+        run.heartbeat_at = timezone.now()
+        run.save(update_fields=["status", "heartbeat_at"])
     return run
+
+
+async def _beat(run_id: int) -> None:
+    while True:
+        await asyncio.sleep(HEARTBEAT_S)
+        await database_sync_to_async(EvalRun.objects.filter(pk=run_id).update)(
+            heartbeat_at=timezone.now()
+        )
 
 
 def spent(*, run_id: int) -> tuple[Decimal, int]:
@@ -258,6 +300,16 @@ async def eval_execute(run_id: int, *, on_progress=None) -> EvalRun:
     """Generate every missing answer and verdict, CONCURRENCY at a time, until all are done
     or the budget is reached; safe to run again after a crash."""
     run = await database_sync_to_async(_reopen)(run_id)
+    if run.status != EvalRun.Status.RUNNING:
+        return run  # ended already (a task delivered twice)
+    beating = asyncio.ensure_future(_beat(run.pk))
+    try:
+        return await _execute(run, on_progress)
+    finally:
+        beating.cancel()
+
+
+async def _execute(run: EvalRun, on_progress) -> EvalRun:
     prompts, contestants, terms, same_family = await database_sync_to_async(_plan)(run)
     gate = asyncio.Semaphore(CONCURRENCY)
     stop = ""

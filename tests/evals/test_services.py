@@ -13,7 +13,7 @@ from arena.devtools.mock_server import MockServer
 from arena.evals import selectors, services
 from arena.evals.models import EvalAnswer, EvalRun, EvalVerdict
 
-pytestmark = pytest.mark.usefixtures("transactional_db")
+pytestmark = pytest.mark.usefixtures("generation")  # a Celery worker where CI runs one
 PROMPTS = [(f"Question {i}: how do tides work?", "science") for i in range(30)]
 
 
@@ -121,3 +121,43 @@ async def test_verdicts_not_in_the_format_are_retried_then_counted_missing(serve
     assert all(v.level == "" and v.attempts == 3 and v.problem for v in verdicts)
     result = await database_sync_to_async(selectors.judge_board)(run_id=run.pk)
     assert result.missing == 12
+
+
+async def test_a_run_whose_worker_went_quiet_is_sent_again_and_finishes(server, staff):
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    run = await database_sync_to_async(setup)(server, staff, prompts=PROMPTS[:3])
+    # What a killed worker leaves: running, its heartbeat long quiet, nothing made yet.
+    long_ago = timezone.now() - timedelta(minutes=5)
+    await database_sync_to_async(EvalRun.objects.filter(pk=run.pk).update)(
+        status="running", heartbeat_at=long_ago
+    )
+    resumed = await database_sync_to_async(services.evals_resume_stale)()
+    assert resumed == [run.pk]
+    assert await database_sync_to_async(services.evals_resume_stale)() == []  # given time
+    await wait_done(run.pk)
+    assert await database_sync_to_async(EvalVerdict.objects.count)() == 3 * 3 * 2
+
+
+async def wait_done(run_id: int) -> None:
+    """The run may go to a Celery worker (CI) or have run already (in process)."""
+    for _ in range(1200):
+        status = await database_sync_to_async(
+            lambda: EvalRun.objects.values_list("status", flat=True).get(pk=run_id)
+        )()
+        if status == "done":
+            return
+        await asyncio.sleep(0.05)
+    raise AssertionError(f"run {run_id} still {status}")
+
+
+async def test_the_admin_shows_progress_and_the_judge_leaderboard(server, staff, admin_client):
+    run = await database_sync_to_async(setup)(server, staff, prompts=PROMPTS[:3])
+    await services.eval_execute(run.pk)
+    page = await database_sync_to_async(admin_client.get)(f"/admin/arena/evalrun/{run.pk}/change/")
+    text = page.content.decode()
+    assert page.status_code == 200 and "answers 12/12" in text
+    assert "opinion, not human votes" in text
+    assert "<td>Strong</td>" in text

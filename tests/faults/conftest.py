@@ -32,6 +32,7 @@ def stack_env(*, redis_url: str, database_url: str | None = None) -> dict[str, s
         REDIS_URL=redis_url,
         GENERATION_MODE="celery",
         ARENA_TURN_DEADLINE_S=str(FAULT_TURN_DEADLINE_S),
+        EVALS_STALE_S="4",  # a killed worker's evaluation is picked up in seconds
     )
     if database_url:
         env["DATABASE_URL"] = database_url

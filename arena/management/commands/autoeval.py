@@ -36,6 +36,11 @@ class Command(BaseCommand):
         parser.add_argument("--name", default="")
         parser.add_argument("--user", help="who runs it (default: the first superuser)")
         parser.add_argument("--json", action="store_true")
+        parser.add_argument(
+            "--background",
+            action="store_true",
+            help="queue it on the workers and return (follow it in the admin)",
+        )
 
     def handle(self, *args, **o) -> None:
         users = User.objects.filter(is_active=True)
@@ -64,6 +69,10 @@ class Command(BaseCommand):
             )
         except ServiceError as exc:
             raise CommandError(exc.message) from None
+        if o["background"]:
+            services.eval_enqueue(run_id=run.pk)
+            self.stdout.write(f"evaluation run {run.pk} queued")
+            return
         quiet = o["json"]
         shown = [""]
 

@@ -1,0 +1,19 @@
+from __future__ import annotations
+
+from celery import shared_task
+
+from arena.evals import services
+from arena.generation.worker import run_in_worker_loop
+
+
+@shared_task(name=services.EVAL_TASK, acks_late=True, ignore_result=True)
+def eval_run(run_id: int) -> None:
+    """Run (or carry on with) an evaluation run on the worker's generation loop; what is done
+    already is never done again."""
+    run_in_worker_loop(services.eval_execute(run_id))
+
+
+@shared_task(name="arena.evals.sweep", ignore_result=True)
+def evals_sweep() -> None:
+    """Every 10 s (Celery beat): a run whose worker went quiet is sent to another."""
+    services.evals_resume_stale()
