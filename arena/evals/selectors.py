@@ -6,8 +6,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from decimal import Decimal
 
+import numpy as np
 from django.db.models import Sum
 
+from arena.core.text import style_counts
 from arena.evals.models import EvalAnswer, EvalRun, EvalVerdict
 from ranking.compute import Board, RankingConfig, compute_board
 from ranking.judged import Verdict, position_bias, vote_arrays, win_rates
@@ -40,9 +42,12 @@ def progress(*, run_id: int) -> Progress:
 
 @dataclass(frozen=True)
 class JudgeBoard:
-    """An LLM judge's opinion of the run's models against its baseline: not human votes."""
+    """An LLM judge's opinion of the run's models against its baseline: not human votes.
+    Raw and style-controlled, overall and per category, on the human board's ranking code."""
 
     board: Board
+    style_board: Board
+    by_category: dict[str, Board]
     win_rate: dict[str, float]
     cost: dict[str, Decimal]
     position_bias: float
@@ -50,26 +55,60 @@ class JudgeBoard:
     missing: int
 
 
-def judge_board(*, run_id: int, rounds: int = 200) -> JudgeBoard:
-    run = EvalRun.objects.select_related("baseline").get(pk=run_id)
+def _features(answer: EvalAnswer) -> list[float]:
+    """The human board's style features (ranking.battle_log.STYLE_KEYS) of one answer."""
+    counts = style_counts(answer.text)
+    return [
+        float(answer.output_tokens or 0),
+        float(counts["headers"]),
+        float(counts["list_items"]),
+        float(counts["bold"]),
+    ]
+
+
+def judge_verdicts(run: EvalRun) -> tuple[list[str], list[Verdict], np.ndarray, list[str]]:
+    """(model names, baseline last; the verdicts; their style features, shape (n, 2, 4);
+    category names by index)."""
     contestants = list(run.contestants.order_by("public_name"))
     names = [m.public_name for m in contestants] + [run.baseline.public_name]
     index = {m.pk: i for i, m in enumerate(contestants)}
-    base = len(contestants)
-    rows = EvalVerdict.objects.filter(prompt__run=run, done=True).values_list(
-        "prompt_id", "model_id", "model_first", "level"
-    )
-    verdicts, by_pair = [], {}
-    for prompt_id, model_id, model_first, level in rows:
-        verdict = Verdict(index[model_id], base, model_first, level or None)
-        verdicts.append(verdict)
-        by_pair.setdefault((prompt_id, model_id), {})[model_first] = verdict
+    answers = {(a.prompt_id, a.model_id): a for a in EvalAnswer.objects.filter(prompt__run=run)}
+    categories: dict[str, int] = {}
+    verdicts, style = [], []
+    rows = EvalVerdict.objects.filter(prompt__run=run, done=True).select_related("prompt")
+    for v in rows.order_by("pk"):
+        category = categories.setdefault(v.prompt.category or "all", len(categories))
+        verdicts.append(Verdict(index[v.model_id], len(contestants), v.model_first,
+                                v.level or None, category))  # fmt: skip
+        mine = answers.get((v.prompt_id, v.model_id))
+        base = answers.get((v.prompt_id, run.baseline_id))
+        style.append([_features(mine) if mine else [0.0] * 4,
+                      _features(base) if base else [0.0] * 4])  # fmt: skip
+    return names, verdicts, np.array(style).reshape(-1, 2, 4), list(categories)
+
+
+def judge_board(*, run_id: int, rounds: int = 200) -> JudgeBoard:
+    run = EvalRun.objects.select_related("baseline").get(pk=run_id)
+    names, verdicts, style, categories = judge_verdicts(run)
+    by_pair: dict[tuple, dict[bool, Verdict]] = {}
+    keys = EvalVerdict.objects.filter(prompt__run=run, done=True).order_by("pk")
+    for verdict, (prompt_id, model_id) in zip(
+        verdicts, keys.values_list("prompt_id", "model_id"), strict=True
+    ):
+        by_pair.setdefault((prompt_id, model_id), {})[verdict.model_first] = verdict
     pairs = [(p[True], p[False]) for p in by_pair.values() if len(p) == 2]
     rate, n = position_bias(pairs)
     config = RankingConfig(
-        rounds=rounds, min_votes=1, seed=run.seed, anchor=run.baseline.public_name
-    )
-    board = compute_board(vote_arrays(verdicts, names), config)
+        rounds=rounds, style_rounds=min(rounds, 50), min_votes=1, seed=run.seed,
+        anchor=run.baseline.public_name,
+    )  # fmt: skip
+    votes = vote_arrays(verdicts, names, style=style if len(verdicts) else None)
+    boards = {
+        category: compute_board(
+            votes, config, mask=votes.category == i, breakdown=f"category:{category}"
+        )
+        for i, category in enumerate(categories)
+    }
     rates = win_rates(verdicts, len(names))
     costs = dict(
         EvalAnswer.objects.filter(prompt__run=run)
@@ -77,8 +116,11 @@ def judge_board(*, run_id: int, rounds: int = 200) -> JudgeBoard:
         .annotate(c=Sum("cost"))
         .values_list("model__public_name", "c")
     )
+    base = len(names) - 1
     return JudgeBoard(
-        board=board,
+        board=compute_board(votes, config),
+        style_board=compute_board(votes, config, view="style"),
+        by_category=boards,
         win_rate={names[i]: float(rates[i]) for i in range(base)},
         cost={name: costs.get(name) or Decimal("0") for name in names},
         position_bias=rate,

@@ -51,3 +51,30 @@ def test_json_and_the_budget(setup):
     with pytest.raises(CommandError, match="No model named 'Nobody'"):
         call_command("autoeval", "--prompts", "all", "--models", "Nobody", "--baseline",
                      "Steady Otter", "--judge", "Mock Judge")  # fmt: skip
+
+
+def test_exports_give_raw_style_and_category_boards_and_arena_battles_marked_as_a_judges(setup):
+    from arena.battles.models import Vote
+    from arena.evals.models import EvalRun, EvalVerdict
+
+    autoeval("--seed", "4")
+    run = EvalRun.objects.get()
+
+    def export(fmt: str) -> str:
+        out = StringIO()
+        call_command("export_eval", str(run.pk), "--format", fmt, stdout=out)
+        return out.getvalue()
+
+    data = json.loads(export("json"))
+    assert data["source"] == "llm_judge" and data["baseline"] == "Steady Otter"
+    views = {(row["view"], row["breakdown"]) for row in data["rows"]}
+    assert views == {("raw", "all"), ("style", "all"), ("raw", "category:math")}
+    assert export("csv").splitlines()[0].startswith("view,breakdown,model,score")
+    battles = json.loads(export("arena"))
+    assert len(battles) == EvalVerdict.objects.exclude(level="").count() == 16
+    assert {b["source"] for b in battles} == {"llm_judge"}
+    assert {b["winner"] for b in battles} <= {"model_a", "model_b", "tie"}
+    assert all(b["judge"] == "llm_judge:Mock Judge" for b in battles)
+    assert not Vote.objects.exists()  # nothing of the judge's is ever a human vote
+    with pytest.raises(CommandError, match="No evaluation run 999"):
+        call_command("export_eval", "999")
