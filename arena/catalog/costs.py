@@ -9,6 +9,8 @@ from __future__ import annotations
 from datetime import date
 from decimal import ROUND_HALF_UP, Decimal
 
+from django.utils import timezone
+
 from arena.catalog.models import CostStatus, ModelEntry, ModelPrice
 
 MILLION = Decimal(1_000_000)
@@ -54,6 +56,18 @@ def answer_cost(
     ).quantize(QUANTUM, rounding=ROUND_HALF_UP)
     status = CostStatus.ESTIMATED if tokens_estimated else CostStatus.KNOWN
     return cost, status.value
+
+
+def cost_now(*, model: ModelEntry, result) -> tuple[Decimal | None, str]:
+    """``answer_cost`` of a stream that ended just now; ``result`` has ``input_tokens``,
+    ``output_tokens`` and ``tokens_estimated`` (the runner's StreamResult)."""
+    return answer_cost(
+        model=model,
+        on=timezone.localdate(),
+        input_tokens=result.input_tokens,
+        output_tokens=result.output_tokens,
+        tokens_estimated=result.tokens_estimated,
+    )
 
 
 def cost_display(*, model: ModelEntry, cost: Decimal | None, cost_status: str) -> str:

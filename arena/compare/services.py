@@ -283,13 +283,7 @@ def _request(run: CompareRun, model: ModelEntry, prompt: str, system: str, param
 
 
 def _save(answer: CompareAnswer, result) -> None:
-    cost, cost_status = costs.answer_cost(
-        model=answer.model,
-        on=timezone.localdate(),
-        input_tokens=result.input_tokens,
-        output_tokens=result.output_tokens,
-        tokens_estimated=result.tokens_estimated,
-    )
+    cost, cost_status = costs.cost_now(model=answer.model, result=result)
     fields = ["status", "text", "finish_reason", "ttft_ms", "total_ms", "input_tokens"]
     fields += ["output_tokens", "tokens_estimated", "cost", "cost_status", "error_kind"]
     fields += ["error_message"]

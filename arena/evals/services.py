@@ -216,13 +216,7 @@ async def _generate(run: EvalRun, prompt: EvalPrompt, model: ModelEntry) -> None
 
 
 def _answer_save(answer: EvalAnswer, result) -> None:
-    cost, cost_status = costs.answer_cost(
-        model=answer.model,
-        on=timezone.localdate(),
-        input_tokens=result.input_tokens,
-        output_tokens=result.output_tokens,
-        tokens_estimated=result.tokens_estimated,
-    )
+    cost, cost_status = costs.cost_now(model=answer.model, result=result)
     data = {**result.as_dict(), "cost": cost, "cost_status": cost_status}
     fields = ["status", "text", "ttft_ms", "total_ms", "output_tokens", "cost", "cost_status"]
     model_update(instance=answer, fields=[*fields, "error_message"], data=data)
