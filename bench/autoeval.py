@@ -17,6 +17,7 @@ import asyncio
 import os
 import sys
 import time
+import uuid
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -33,13 +34,13 @@ def seed(prompts: int, models: int, ttft_ms: float) -> tuple[int, list[int], int
     from accounts.models import User
     from arena.catalog.models import ModelEntry
 
-    ModelEntry.objects.filter(public_name__startswith="Bench Eval ").delete()
+    tag = uuid.uuid4().hex[:6]  # models of their own for each run (runs keep theirs)
     mock = {"ttft_ms": ttft_ms, "tokens_per_s": 0, "answer_tokens": 60}
     made = []
     for i in range(models + 1):
         made.append(
             ModelEntry.objects.create(
-                public_name=f"Bench Eval {i}",
+                public_name=f"Bench Eval {tag} {i}",
                 vendor=f"bench-{i}",
                 model_id=f"bench-eval-{i}",
                 backend="mock",
@@ -48,7 +49,7 @@ def seed(prompts: int, models: int, ttft_ms: float) -> tuple[int, list[int], int
             )
         )
     judge = ModelEntry.objects.create(
-        public_name="Bench Eval Judge",
+        public_name=f"Bench Eval {tag} Judge",
         vendor="bench-judge",
         model_id="bench-eval-judge",
         backend="mock",
