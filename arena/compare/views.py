@@ -128,15 +128,24 @@ async def _events(run: CompareRun):
     sent: set[int] = set()
     deadline = time.monotonic() + run.deadline_s + services.STALE_GRACE_S + 600
     streams = answer_streams()
+    checked = 0.0
     while time.monotonic() < deadline:
         try:
             entries = await streams.read({k: c for k, c in cursors.items() if keys[k] not in sent})
         except Exception:  # the streams are away: the saved answers come at the end
             entries = []
+        ended = False
         for entry in entries:
             cursors[entry.key] = entry.id
+            ended = ended or bool(entry.done)
             if entry.text:
                 yield _event("delta", {"slot": keys[entry.key], "text": entry.text})
+        # The database only when an answer has ended, or once a second (a final entry lost
+        # with Redis, the judge's verdict), not on every tick.
+        if not ended and time.monotonic() - checked < 1.0:
+            await asyncio.sleep(0.15)
+            continue
+        checked = time.monotonic()
         status, answers = await sync_to_async(selectors.run_progress)(run_id=run.pk)
         for answer in answers:
             if answer["slot"] not in sent and answer["status"] not in ("pending", "running"):

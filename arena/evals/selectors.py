@@ -66,36 +66,36 @@ def _features(answer: EvalAnswer) -> list[float]:
     ]
 
 
-def judge_verdicts(run: EvalRun) -> tuple[list[str], list[Verdict], np.ndarray, list[str]]:
+def judge_verdicts(
+    run: EvalRun,
+) -> tuple[list[str], list[Verdict], np.ndarray, list[str], list[tuple[int, int]]]:
     """(model names, baseline last; the verdicts; their style features, shape (n, 2, 4);
-    category names by index)."""
+    category names by index; each verdict's (prompt, model), pairing its two orders)."""
     contestants = list(run.contestants.order_by("public_name"))
     names = [m.public_name for m in contestants] + [run.baseline.public_name]
     index = {m.pk: i for i, m in enumerate(contestants)}
     answers = {(a.prompt_id, a.model_id): a for a in EvalAnswer.objects.filter(prompt__run=run)}
     categories: dict[str, int] = {}
-    verdicts, style = [], []
+    verdicts, style, keys = [], [], []
     rows = EvalVerdict.objects.filter(prompt__run=run, done=True).select_related("prompt")
     for v in rows.order_by("pk"):
         category = categories.setdefault(v.prompt.category or "all", len(categories))
         verdicts.append(Verdict(index[v.model_id], len(contestants), v.model_first,
                                 v.level or None, category))  # fmt: skip
+        keys.append((v.prompt_id, v.model_id))
         mine = answers.get((v.prompt_id, v.model_id))
         base = answers.get((v.prompt_id, run.baseline_id))
         style.append([_features(mine) if mine else [0.0] * 4,
                       _features(base) if base else [0.0] * 4])  # fmt: skip
-    return names, verdicts, np.array(style).reshape(-1, 2, 4), list(categories)
+    return names, verdicts, np.array(style).reshape(-1, 2, 4), list(categories), keys
 
 
 def judge_board(*, run_id: int, rounds: int = 200) -> JudgeBoard:
     run = EvalRun.objects.select_related("baseline").get(pk=run_id)
-    names, verdicts, style, categories = judge_verdicts(run)
-    by_pair: dict[tuple, dict[bool, Verdict]] = {}
-    keys = EvalVerdict.objects.filter(prompt__run=run, done=True).order_by("pk")
-    for verdict, (prompt_id, model_id) in zip(
-        verdicts, keys.values_list("prompt_id", "model_id"), strict=True
-    ):
-        by_pair.setdefault((prompt_id, model_id), {})[verdict.model_first] = verdict
+    names, verdicts, style, categories, keys = judge_verdicts(run)
+    by_pair: dict[tuple[int, int], dict[bool, Verdict]] = {}
+    for verdict, key in zip(verdicts, keys, strict=True):
+        by_pair.setdefault(key, {})[verdict.model_first] = verdict
     pairs = [(p[True], p[False]) for p in by_pair.values() if len(p) == 2]
     rate, n = position_bias(pairs)
     config = RankingConfig(

@@ -169,16 +169,15 @@ def spent(*, run_id: int) -> tuple[Decimal, int]:
     return cost or Decimal("0"), calls or 0
 
 
-def _over_budget(run: EvalRun, calls_in_flight: int = 0) -> str:
-    """Why the run must stop before the next unit of work, or "". ``calls_in_flight``: judge
-    verdicts on their way, the next one included, counted as made, so no more are started
-    than the limit allows. Cost is known only once an answer ends, so a cost budget may be
-    passed by what is in flight when it is reached."""
-    cost, calls = spent(run_id=run.pk)
+def _over_budget(run: EvalRun, cost: Decimal, calls: int) -> str:
+    """Why the run must stop before the next unit of work, or "". ``calls``: judge calls made
+    and on their way, the next one included, so no more are started than the limit allows.
+    Cost is known only once an answer ends, so a cost budget may be passed by what is in
+    flight when it is reached."""
     if run.budget is not None and cost >= run.budget:
         return f"Stopped at its budget: ${cost:.4f} spent of ${run.budget}."
-    if run.max_judge_calls is not None and calls + calls_in_flight > run.max_judge_calls:
-        return f"Stopped at its budget: {calls} judge calls of {run.max_judge_calls}."
+    if run.max_judge_calls is not None and calls > run.max_judge_calls:
+        return f"Stopped at its budget: {calls - 1} judge calls of {run.max_judge_calls}."
     return ""
 
 
@@ -198,10 +197,11 @@ def _claim_verdict(prompt: EvalPrompt, model: ModelEntry, model_first: bool) -> 
         return None
 
 
-async def _generate(run: EvalRun, prompt: EvalPrompt, model: ModelEntry) -> None:
+async def _generate(run: EvalRun, prompt: EvalPrompt, model: ModelEntry) -> tuple[Decimal, int]:
+    """Make the answer if no one has; what it cost, and judge calls made (none)."""
     answer = await database_sync_to_async(_claim_answer)(prompt, model)
     if answer is None:
-        return
+        return Decimal("0"), 0
     request = ChatRequest(
         model_id=model.model_id, messages=(Message("user", prompt.text),), params=run.params
     )
@@ -213,6 +213,7 @@ async def _generate(run: EvalRun, prompt: EvalPrompt, model: ModelEntry) -> None
         timeout_s=float(model.backend_settings.get("timeout_s") or 120),
     )
     await database_sync_to_async(_answer_save)(answer, result)
+    return answer.cost or Decimal("0"), 0
 
 
 def _answer_save(answer: EvalAnswer, result) -> None:
@@ -226,11 +227,18 @@ async def _ignore(_text: str) -> None:
     return None
 
 
-async def _judge(run: EvalRun, prompt: EvalPrompt, model: ModelEntry, model_first: bool,
-                 texts: tuple[str, str], terms: tuple[str, ...]) -> None:  # fmt: skip
+async def _judge(
+    run: EvalRun,
+    prompt: EvalPrompt,
+    model: ModelEntry,
+    model_first: bool,
+    texts: tuple[str, str],
+    terms: tuple[str, ...],
+) -> tuple[Decimal, int]:
+    """Ask for the verdict if no one has; what it cost (answers only count) and the calls."""
     verdict = await database_sync_to_async(_claim_verdict)(prompt, model, model_first)
     if verdict is None:
-        return
+        return Decimal("0"), 0
     mine, base = (rules.mask(t, terms) for t in texts)
     first, second = (mine, base) if model_first else (base, mine)
     text = (
@@ -269,6 +277,7 @@ async def _judge(run: EvalRun, prompt: EvalPrompt, model: ModelEntry, model_firs
             "problem": problem,
         },  # fmt: skip
     )
+    return Decimal("0"), attempts
 
 
 def _plan(run: EvalRun) -> tuple[list[EvalPrompt], list[ModelEntry], tuple[str, ...], set[int]]:
@@ -308,25 +317,27 @@ async def _execute(run: EvalRun, on_progress) -> EvalRun:
     gate = asyncio.Semaphore(CONCURRENCY)
     stop = ""
 
+    # What the run has spent, kept here as each unit ends (seeded from what a resumed run had
+    # spent already), so the budget costs no query per unit.
+    cost, calls = await database_sync_to_async(spent)(run_id=run.pk)
     judging_now = 0
 
     async def limited(work, *, judge_call: bool = False) -> None:
-        nonlocal stop, judging_now
+        nonlocal stop, judging_now, cost, calls
         try:
             async with gate:
                 if stop:
                     return
-                others = judging_now  # judge calls already on their way, not yet counted
-                judging_now += judge_call  # reserved before the check, which awaits
+                if reason := _over_budget(run, cost, calls + judging_now + judge_call):
+                    stop = reason
+                    return
+                judging_now += judge_call  # on its way: counted until its calls are
                 try:
-                    if reason := await database_sync_to_async(_over_budget)(
-                        run, others + judge_call
-                    ):
-                        stop = reason
-                        return
-                    await work
+                    unit_cost, unit_calls = await work
                 finally:
                     judging_now -= judge_call
+                cost += unit_cost
+                calls += unit_calls
                 if on_progress is not None:
                     await on_progress(run)
         finally:
