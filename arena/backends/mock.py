@@ -61,9 +61,12 @@ class MockSettings:
     # A judge: replies to compare mode's judge prompts with deterministic scores (a hash of
     # label, criterion and answer), never a real judgement.
     judge: bool = False
-    # As a pairwise judge (evaluation runs): how much more likely the answer shown first wins,
-    # on the logit scale; answers carrying "⟦q=1.5⟧" (a contestant's prefix) win by strength.
+    # As a pairwise judge (evaluation runs, calibration): the share of calls in which it picks
+    # whichever answer it saw first, whatever they say (an injected position bias). Otherwise
+    # its verdict does not depend on the order: answers carrying "⟦q=1.5⟧" (a contestant's
+    # prefix) win by that strength, plus ``judge_length_bias`` per 100 words (a wordy judge).
     judge_position_bias: float = 0.0
+    judge_length_bias: float = 0.0
 
     @classmethod
     def from_dict(cls, data: dict) -> MockSettings:
@@ -131,31 +134,43 @@ def _digest(*parts: str) -> int:
 _STRENGTH = re.compile(r"⟦q=(-?[0-9.]+)⟧")
 
 
-def _pairwise(prompt: str, bias: float) -> str:
-    """An Arena-Hard-style verdict from the answers' known strengths plus a pull towards the
-    one shown first, drawn by a hash of the prompt (deterministic)."""
+_PROMPT = re.compile(r"<prompt>\n(.*?)\n</prompt>", re.DOTALL)
+
+
+def _strength(answer: str, length_bias: float) -> float:
+    found = _STRENGTH.search(answer)
+    return (float(found.group(1)) if found else 0.0) + length_bias * len(answer.split()) / 100
+
+
+def _pairwise(prompt: str, position_bias: float, length_bias: float) -> str:
+    """An Arena-Hard-style verdict, deterministic (drawn by hashes of what it is shown).
+    With probability ``position_bias`` the first answer wins outright; otherwise the verdict
+    comes from the answers' strengths alone, the same in either order."""
     answers = dict(_ANSWER.findall(prompt))
-    strength = {}
-    for label in ("A", "B"):
-        found = _STRENGTH.search(answers.get(label, ""))
-        strength[label] = float(found.group(1)) if found else 0.0
-    p_first = 1 / (1 + math.exp(-(strength["A"] - strength["B"] + bias)))
-    u = _digest("pairwise", prompt) / 2**64
-    if abs(u - p_first) < 0.03:
+    first, second = answers.get("A", ""), answers.get("B", "")
+    if _digest("first", prompt) / 2**64 < position_bias:
+        return "The first answer is better. [[A>B]]"
+    question = _PROMPT.search(prompt)
+    x, y = sorted((first, second))
+    p_x = 1 / (1 + math.exp(-(_strength(x, length_bias) - _strength(y, length_bias))))
+    u = _digest("pairwise", question.group(1) if question else "", x, y) / 2**64
+    if abs(u - p_x) < 0.03:
         return "They are about as good. [[A=B]]"
-    winner, loser = ("A", "B") if u < p_first else ("B", "A")
-    sure = p_first if winner == "A" else 1 - p_first
-    return f"My final verdict: [[{winner}{'>>' if sure > 0.8 else '>'}{loser}]]"
+    winner = x if u < p_x else y
+    sure = p_x if winner == x else 1 - p_x
+    won, lost = ("A", "B") if winner == first else ("B", "A")
+    return f"My final verdict: [[{won}{'>>' if sure > 0.8 else '>'}{lost}]]"
 
 
-def judge_reply(request: ChatRequest, misbehaviour: str, bias: float = 0.0) -> str:
+def judge_reply(request: ChatRequest, settings: MockSettings) -> str:
     """What the mock judge says to a judge prompt: compare mode's scores, or an evaluation
     run's pairwise verdict."""
     prompt = request.messages[-1].content
+    misbehaviour = settings.misbehaviour
     if "[[A>>B]]" in request.messages[0].content:
         if misbehaviour == "judge_bad_json_always":
             return "Both are fine."  # no verdict in the form asked for
-        return _pairwise(prompt, bias)
+        return _pairwise(prompt, settings.judge_position_bias, settings.judge_length_bias)
     if misbehaviour == "judge_bad_json_always":
         return "I think they are all fine."
     if misbehaviour == "judge_bad_json_once":
@@ -191,11 +206,7 @@ class MockBackend:
             if "temperature" in request.params:
                 yield StreamError("bad_request", "'temperature' is not supported by this model.")
                 return
-        text = (
-            judge_reply(request, s.misbehaviour)
-            if s.judge
-            else answer_text(request.model_id, request, s)
-        )
+        text = judge_reply(request, s) if s.judge else answer_text(request.model_id, request, s)
         chunks = list(word_chunks(text))
         prompt_tokens = sum(len(m.content.split()) for m in request.messages)
         ttft = s.ttft_ms * (20 if s.misbehaviour == "slow_first_token" else 1)

@@ -37,6 +37,11 @@ def _number(*, low: float = 0.0, strict: bool = False) -> Check:
     return check
 
 
+def _share(value: object) -> str:
+    ok = isinstance(value, int | float) and not isinstance(value, bool) and 0 <= value <= 1
+    return "" if ok else "a share from 0 to 1"
+
+
 def _count(value: object) -> str:
     ok = isinstance(value, int) and not isinstance(value, bool) and value >= 1
     return "" if ok else "a whole number of at least 1"
@@ -85,7 +90,8 @@ SCHEMAS: dict[str, dict[str, Check]] = {
         "prefix": _text,
         "timestamps": _flag,
         "judge": _flag,
-        "judge_position_bias": _number(low=-10.0),
+        "judge_position_bias": _share,
+        "judge_length_bias": _number(low=-10.0),
         "base_url": _url,  # a pooled mock's replicas are mock servers
     },
     "openai_compatible": {**_HTTP, "include_usage": _flag, "structured_output": _flag},

@@ -24,22 +24,12 @@ from arena.backends.registry import backend_for
 from arena.battles.models import Prompt
 from arena.catalog import costs
 from arena.catalog.models import ModelEntry
-from arena.compare import judge as rules
 from arena.core.errors import ServiceError
 from arena.core.models import model_update
+from arena.evals import pairwise
 from arena.evals.models import EvalAnswer, EvalPrompt, EvalRun, EvalVerdict
 from arena.generation.runner import stream_answer
-from arena.integrity.selectors import identity_terms
-from ranking.judged import parse_verdict
 
-JUDGE_SYSTEM = (
-    "Please act as an impartial judge and evaluate the two answers, A and B, to the user's "
-    "prompt below. You do not know who wrote them. Judge helpfulness, correctness and "
-    "completeness; do not let length or the order they are shown in sway you. End with your "
-    "final verdict in exactly one of these forms: [[A>>B]] (A is much better), [[A>B]], "
-    "[[A=B]], [[B>A]], [[B>>A]] (B is much better)."
-)
-RETRIES = 2  # a verdict the judge does not give in the format is asked for again this often
 CONCURRENCY = 16
 EVAL_TASK = "arena.evals.run"  # arena.evals.tasks, sent by name
 HEARTBEAT_S = 2.0
@@ -239,60 +229,33 @@ async def _judge(
     verdict = await database_sync_to_async(_claim_verdict)(prompt, model, model_first)
     if verdict is None:
         return Decimal("0"), 0
-    mine, base = (rules.mask(t, terms) for t in texts)
+    mine, base = texts
     first, second = (mine, base) if model_first else (base, mine)
-    text = (
-        f"<prompt>\n{rules.mask(prompt.text, terms)}\n</prompt>\n\n"
-        f'<answer label="A">\n{first}\n</answer>\n\n<answer label="B">\n{second}\n</answer>'
+    found = await pairwise.judge_pair(
+        judge=run.judge, prompt=prompt.text, first=first, second=second, terms=terms
     )
-    backend = backend_for(run.judge.backend, run.judge.backend_settings)
-    level, reply, problem, attempts = None, "", "", 0
-    while attempts < 1 + RETRIES:
-        attempts += 1
-        result = await stream_answer(
-            backend,
-            ChatRequest(
-                model_id=run.judge.model_id,
-                messages=(Message("system", JUDGE_SYSTEM), Message("user", text)),
-                params={"temperature": 0},
-            ),
-            on_delta=_ignore,
-            max_chars=20_000,
-            timeout_s=float(run.judge.backend_settings.get("timeout_s") or 120),
-        )
-        reply = result.text
-        level = parse_verdict(reply) if result.status == "ok" else None
-        problem = "" if level else (result.error_message or "no verdict in the expected form")
-        if level:
-            break
     await database_sync_to_async(model_update)(
         instance=verdict,
         fields=["level", "done", "attempts", "request", "reply", "problem"],
         data={
-            "level": level or "",
+            "level": found.level or "",
             "done": True,
-            "attempts": attempts,
-            "request": text,
-            "reply": reply,
-            "problem": problem,
+            "attempts": found.attempts,
+            "request": found.request,
+            "reply": found.reply,
+            "problem": found.problem,
         },  # fmt: skip
     )
-    return Decimal("0"), attempts
+    return Decimal("0"), found.attempts
 
 
 def _plan(run: EvalRun) -> tuple[list[EvalPrompt], list[ModelEntry], tuple[str, ...], set[int]]:
     prompts = list(run.prompts.all())
     contestants = list(run.contestants.all())
-    terms = tuple(sorted({*identity_terms(), *settings.COMPARE["JUDGE_TERMS"]}))
-    judge_family = rules.family(vendor=run.judge.vendor, model_id=run.judge.model_id)
-    same_family = {
-        m.pk
-        for m in contestants
-        if judge_family
-        and not settings.COMPARE["JUDGE_SAME_FAMILY"]
-        and rules.family(vendor=m.vendor, model_id=m.model_id) == judge_family
-    }
-    return prompts, contestants, terms, same_family
+    same_family = set()
+    if not settings.COMPARE["JUDGE_SAME_FAMILY"]:
+        same_family = {m.pk for m in contestants if pairwise.judges_own_family(run.judge, m)}
+    return prompts, contestants, pairwise.mask_terms(), same_family
 
 
 def _answers(prompt: EvalPrompt) -> dict[int, EvalAnswer]:

@@ -62,7 +62,7 @@ def setup(server, staff, *, prompts=PROMPTS, judge=None, **run) -> EvalRun:
         prompts=prompts,
         model_ids=[m.pk for m in models],
         baseline_id=base.pk,
-        judge_id=(judge or judge_of(server, judge_position_bias=0.8)).pk,
+        judge_id=(judge or judge_of(server, judge_position_bias=0.2)).pk,
         **run,
     )
 

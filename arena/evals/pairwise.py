@@ -1,0 +1,90 @@
+"""One pairwise judge call, Arena-Hard style: two answers to one prompt, labelled A and B, every
+model's names masked, a five-level verdict read from the reply. Used by evaluation runs (a
+model against the baseline) and by calibration (an arena battle's two sides)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from django.conf import settings
+
+from arena.backends.base import ChatRequest, Message
+from arena.backends.registry import backend_for
+from arena.catalog.models import ModelEntry
+from arena.compare import judge as rules
+from arena.generation.runner import stream_answer
+from arena.integrity.selectors import identity_terms
+from ranking.judged import parse_verdict
+
+JUDGE_SYSTEM = (
+    "Please act as an impartial judge and evaluate the two answers, A and B, to the user's "
+    "prompt below. You do not know who wrote them. Judge helpfulness, correctness and "
+    "completeness; do not let length or the order they are shown in sway you. End with your "
+    "final verdict in exactly one of these forms: [[A>>B]] (A is much better), [[A>B]], "
+    "[[A=B]], [[B>A]], [[B>>A]] (B is much better)."
+)
+RETRIES = 2  # a verdict the judge does not give in the format is asked for again this often
+
+
+@dataclass(frozen=True)
+class PairVerdict:
+    level: str | None  # None: missing (never guessed)
+    request: str
+    reply: str
+    problem: str
+    attempts: int
+
+
+def mask_terms() -> tuple[str, ...]:
+    """What the judge must not see: every configured model's names, ids, makers, vendors."""
+    return tuple(sorted({*identity_terms(), *settings.COMPARE["JUDGE_TERMS"]}))
+
+
+def judges_own_family(judge: ModelEntry, *models: ModelEntry) -> bool:
+    """Whether one of ``models`` is of the judge's own family, which (unless COMPARE's
+    JUDGE_SAME_FAMILY allows it) the judge does not judge."""
+    mine = rules.family(vendor=judge.vendor, model_id=judge.model_id)
+    return bool(mine) and any(
+        rules.family(vendor=m.vendor, model_id=m.model_id) == mine for m in models
+    )
+
+
+def pair_prompt(*, prompt: str, first: str, second: str, terms: tuple[str, ...]) -> str:
+    shown = [rules.mask(t, terms) for t in (prompt, first, second)]
+    return (
+        f"<prompt>\n{shown[0]}\n</prompt>\n\n"
+        f'<answer label="A">\n{shown[1]}\n</answer>\n\n<answer label="B">\n{shown[2]}\n</answer>'
+    )
+
+
+async def _ignore(_text: str) -> None:
+    return None
+
+
+async def judge_pair(
+    *, judge: ModelEntry, prompt: str, first: str, second: str, terms: tuple[str, ...]
+) -> PairVerdict:
+    """The judge's verdict on ``first`` (shown as A) against ``second`` (B); a reply without
+    a verdict in the form asked for is asked again, RETRIES times, then recorded missing."""
+    text = pair_prompt(prompt=prompt, first=first, second=second, terms=terms)
+    backend = backend_for(judge.backend, judge.backend_settings)
+    level, reply, problem, attempts = None, "", "", 0
+    while attempts < 1 + RETRIES:
+        attempts += 1
+        result = await stream_answer(
+            backend,
+            ChatRequest(
+                model_id=judge.model_id,
+                messages=(Message("system", JUDGE_SYSTEM), Message("user", text)),
+                params={"temperature": 0},
+            ),
+            on_delta=_ignore,
+            max_chars=20_000,
+            timeout_s=float(judge.backend_settings.get("timeout_s") or 120),
+        )
+        reply = result.text
+        level = parse_verdict(reply) if result.status == "ok" else None
+        problem = "" if level else (result.error_message or "no verdict in the expected form")
+        if level:
+            break
+    return PairVerdict(level, text, reply, problem, attempts)
