@@ -247,6 +247,15 @@ EVALS_PRIORITY = env.int("EVALS_PRIORITY", default=9)
 # A running evaluation whose worker has not beaten for this long is handed to another.
 EVALS_STALE_S = env.float("EVALS_STALE_S", default=30.0)
 
+# Calibration: the judge named here (a public name; empty: off) also judges every counted arena
+# battle after its human vote, both orders, a batch each sweep. Stored apart from the votes.
+CALIBRATION = {
+    "JUDGE": env.str("CALIBRATION_JUDGE", default=""),
+    "BATCH": env.int("CALIBRATION_BATCH", default=50),
+    # A claimed verdict not written after this long lost its worker and is claimed again.
+    "STALE_S": env.float("CALIBRATION_STALE_S", default=600.0),
+}
+
 # Ranking: every knob that shapes the numbers is recorded in each snapshot.
 RANKING = {
     "method": env.str("RANKING_METHOD", default="bootstrap"),  # or "sandwich"

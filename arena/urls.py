@@ -7,6 +7,7 @@ from django.urls import include, path
 from accounts.ratelimits import limit_view
 from arena.battles import views
 from arena.compare import views as compare_views
+from arena.evals import views as evals_views
 from ranking import views as ranking_views
 
 urlpatterns = [
@@ -23,6 +24,12 @@ urlpatterns = [
         name="compare-export",
     ),
     path("leaderboard/", ranking_views.leaderboard, name="leaderboard"),
+    path("leaderboard/judge/", evals_views.leaderboard_judge, name="leaderboard-judge"),
+    path(
+        "leaderboard/judge.json", evals_views.leaderboard_judge_json, name="leaderboard-judge-json"
+    ),
+    path("calibration/", evals_views.calibration_page, name="calibration"),
+    path("calibration.json", evals_views.calibration_json, name="calibration-json"),
     path("leaderboard.json", ranking_views.leaderboard_json, name="leaderboard-json"),
     path("leaderboard.csv", ranking_views.leaderboard_csv, name="leaderboard-csv"),
     path(

@@ -81,7 +81,9 @@ def votes_simulate(*, n: int, strengths: dict[str, float], seed: int = 7, once: 
         sides = {}
         for side, model in ((Answer.Side.A, model_a), (Answer.Side.B, model_b)):
             tokens = rng.randint(40, 400)
-            text = f"(simulated answer of {tokens} tokens)"
+            # The strength marker is what the mock judge reads (calibration in the demo);
+            # simulated battles are never shown to a rater.
+            text = f"⟦q={strengths[model.public_name]}⟧ (simulated answer of {tokens} tokens)"
             answers.append(
                 Answer(
                     turn=turn,

@@ -8,6 +8,8 @@ import csv
 import io
 import json
 
+from django.core.cache import cache
+
 from arena.evals.models import EvalRun, EvalVerdict
 from arena.evals.selectors import JudgeBoard, judge_board
 from ranking.judged import LEVELS
@@ -38,25 +40,33 @@ def _rows(run: EvalRun, result: JudgeBoard) -> list[dict]:
     ]
 
 
-def as_json(run: EvalRun) -> str:
-    result = judge_board(run_id=run.pk)
-    return json.dumps(
-        {
+def as_data(run: EvalRun) -> dict:
+    """The run's judge leaderboards as JSON-ready data; a finished run's are cached, as
+    nothing can change them any more."""
+    key = f"evals:board:{run.pk}:{run.status}:{run.finished_at and run.finished_at.timestamp()}"
+    found = cache.get(key) if run.finished_at else None
+    if found is None:
+        result = judge_board(run_id=run.pk)
+        found = {
             "run": run.pk,
             "name": run.name,
             "status": run.status,
             "note": run.note,
             "judge": run.judge.public_name,
             "baseline": run.baseline.public_name,
+            "finished_at": run.finished_at and run.finished_at.isoformat(),
             "source": "llm_judge",  # an LLM judge's opinion, not human votes
             "position_bias": result.position_bias,
             "pairs": result.pairs,
             "missing_verdicts": result.missing,
             "rows": _rows(run, result),
-        },
-        indent=2,
-        ensure_ascii=False,
-    )
+        }
+        cache.set(key, found, 24 * 3600)
+    return found
+
+
+def as_json(run: EvalRun) -> str:
+    return json.dumps(as_data(run), indent=2, ensure_ascii=False)
 
 
 def as_csv(run: EvalRun) -> str:

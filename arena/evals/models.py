@@ -7,6 +7,7 @@ from __future__ import annotations
 from django.conf import settings
 from django.db import models
 
+from arena.battles.models import Vote
 from arena.catalog.models import CostStatus, ModelEntry
 
 
@@ -29,7 +30,12 @@ class EvalRun(models.Model):
     max_judge_calls = models.PositiveIntegerField(null=True, blank=True)
     status = models.CharField(max_length=16, choices=Status.choices, default=Status.QUEUED)
     note = models.TextField(blank=True, default="")
+    public = models.BooleanField(
+        default=False,
+        help_text="Shown on the public leaderboard's judge tab, labelled as an LLM judge's opinion",
+    )
     created_at = models.DateTimeField(auto_now_add=True)
+    started_at = models.DateTimeField(null=True, blank=True)
     finished_at = models.DateTimeField(null=True, blank=True)
     # Written every few seconds while a worker runs it; one gone quiet has lost its worker,
     # and the sweep hands it to another (which carries on where it was).
@@ -108,3 +114,28 @@ class EvalVerdict(models.Model):
 
     def __str__(self) -> str:
         return f"{self.model_id} vs baseline on {self.prompt_id} ({self.level or 'missing'})"
+
+
+class BattleVerdict(models.Model):
+    """Calibration: the judge on an arena battle after its human vote, in one order (``a_first``:
+    the battle's side A shown as A). Kept apart from the votes: never counted in the human
+    leaderboard, never shown to raters."""
+
+    vote = models.ForeignKey(Vote, on_delete=models.PROTECT, related_name="+")
+    judge = models.ForeignKey(ModelEntry, on_delete=models.PROTECT, related_name="+")
+    a_first = models.BooleanField()
+    level = models.CharField(max_length=8, blank=True, default="")  # "": missing
+    done = models.BooleanField(default=False)
+    attempts = models.PositiveSmallIntegerField(default=0)
+    request = models.TextField(blank=True, default="")
+    reply = models.TextField(blank=True, default="")
+    problem = models.TextField(blank=True, default="")
+    created_at = models.DateTimeField(auto_now_add=True)  # when it was claimed
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["vote", "judge", "a_first"], name="battle_verdict_once")
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.judge_id} on vote {self.vote_id} ({self.level or 'missing'})"

@@ -8,6 +8,7 @@ from decimal import Decimal
 
 import numpy as np
 from django.db.models import Sum
+from django.utils import timezone
 
 from arena.core.text import style_counts
 from arena.evals.models import EvalAnswer, EvalRun, EvalVerdict
@@ -20,23 +21,49 @@ class Progress:
     answers_done: int
     answers_total: int
     verdicts_done: int
+    verdicts_total: int  # at most: a failed answer or a same-family model is not judged
     verdicts_missing: int
     cost: Decimal
+    time_left_s: float | None  # at the pace so far; None before there is one
+
+    @property
+    def share(self) -> float:
+        total = self.answers_total + self.verdicts_total
+        return (self.answers_done + self.verdicts_done) / total if total else 1.0
+
+    def line(self) -> str:
+        left = self.time_left_s
+        eta = "" if left is None else f"  about {left // 60:.0f} min {left % 60:.0f} s left"
+        return (
+            f"answers {self.answers_done}/{self.answers_total}  verdicts "
+            f"{self.verdicts_done}/{self.verdicts_total} ({self.verdicts_missing} missing)  "
+            f"cost ${self.cost:.4f}{eta}"
+        )
 
 
-def progress(*, run_id: int) -> Progress:
+def progress(*, run_id: int, now=None) -> Progress:
     run = EvalRun.objects.get(pk=run_id)
     prompts = run.prompts.count()
     contestants = run.contestants.count()
     answers = EvalAnswer.objects.filter(prompt__run=run).exclude(status=EvalAnswer.Status.RUNNING)
     verdicts = EvalVerdict.objects.filter(prompt__run=run, done=True)
     cost = EvalAnswer.objects.filter(prompt__run=run).aggregate(c=Sum("cost"))["c"]
+    done = (answers.count(), verdicts.count())
+    totals = (prompts * (contestants + 1), 2 * prompts * contestants)
+    left = None
+    if run.status == EvalRun.Status.RUNNING and run.started_at and sum(done):
+        elapsed = ((now or timezone.now()) - run.started_at).total_seconds()
+        left = elapsed / sum(done) * (sum(totals) - sum(done))
+    elif run.status in (EvalRun.Status.DONE, EvalRun.Status.BUDGET):
+        left = 0.0
     return Progress(
-        answers_done=answers.count(),
-        answers_total=prompts * (contestants + 1),
-        verdicts_done=verdicts.count(),
+        answers_done=done[0],
+        answers_total=totals[0],
+        verdicts_done=done[1],
+        verdicts_total=totals[1],
         verdicts_missing=verdicts.filter(level="").count(),
         cost=cost or Decimal("0"),
+        time_left_s=left,
     )
 
 

@@ -6,6 +6,7 @@ judge sees what compare mode's judge sees (masked names, no answer of its own fa
 from __future__ import annotations
 
 import asyncio
+import json
 import random
 from datetime import timedelta
 from decimal import Decimal
@@ -74,6 +75,63 @@ def prompts_select(*, category: str = "", language: str = "", limit: int = 0) ->
     return list(chosen[:limit] if limit else chosen)
 
 
+def prompts_from_jsonl(data: bytes) -> list[tuple[str, str]]:
+    """(text, category) pairs from JSONL, one {"text": ..., "category": ...} a line; every bad
+    line is named, and nothing is taken unless all are good."""
+    rows, problems = [], []
+    try:
+        lines = data.decode("utf-8-sig").splitlines()
+    except UnicodeDecodeError:
+        raise ServiceError("bad_prompts", "The prompt file is not UTF-8 text.") from None
+    for number, line in enumerate(lines, start=1):
+        if not line.strip():
+            continue
+        try:
+            row = json.loads(line)
+        except ValueError as exc:
+            problems.append(f"line {number}: not JSON ({exc.msg})")
+            continue
+        text = row.get("text") if isinstance(row, dict) else None
+        if not isinstance(text, str) or not text.strip():
+            problems.append(f'line {number}: needs a "text" string')
+            continue
+        category = row.get("category") or ""
+        if not isinstance(category, str) or len(category) > 64:
+            problems.append(f"line {number}: category must be a string of at most 64 characters")
+            continue
+        rows.append((text, category))
+    if problems:
+        raise ServiceError("bad_prompts", "; ".join(problems[:10]))
+    return rows
+
+
+def eval_check(
+    *,
+    prompts: list[tuple[str, str]],
+    model_ids: list[int],
+    baseline_id: int,
+    judge_id: int,
+    params: dict,
+) -> dict[int, ModelEntry]:
+    """Why such a run cannot be made (a ServiceError), or the models it names, by id."""
+    if not prompts:
+        raise ServiceError("no_prompts", "No prompts match: an evaluation needs at least one.")
+    found = ModelEntry.objects.in_bulk([*model_ids, baseline_id, judge_id])
+    for pk in [*model_ids, baseline_id, judge_id]:
+        if pk not in found:
+            raise ServiceError("unknown_model", f"No model with id {pk}.")
+    if baseline_id in model_ids:
+        raise ServiceError("baseline_in_models", "The baseline is compared with; not a contestant.")
+    if not model_ids:
+        raise ServiceError("no_models", "Name at least one model to evaluate.")
+    for model in (found[pk] for pk in [*model_ids, baseline_id]):
+        for param in model.params_unsupported(params):
+            raise ServiceError(
+                "param_unsupported", f"{model.public_name} does not support {param!r}."
+            )
+    return found
+
+
 @transaction.atomic
 def eval_create(
     *,
@@ -87,25 +145,15 @@ def eval_create(
     budget: Decimal | None = None,
     max_judge_calls: int | None = None,
     seed: int = 0,
+    public: bool = False,
 ) -> EvalRun:
     """A run of ``prompts`` ((text, category) pairs, copied in) for these models against the
     baseline; nothing is generated yet (``eval_execute`` does it)."""
-    if not prompts:
-        raise ServiceError("no_prompts", "No prompts match: an evaluation needs at least one.")
-    found = ModelEntry.objects.in_bulk([*model_ids, baseline_id, judge_id])
-    for pk in [*model_ids, baseline_id, judge_id]:
-        if pk not in found:
-            raise ServiceError("unknown_model", f"No model with id {pk}.")
-    if baseline_id in model_ids:
-        raise ServiceError("baseline_in_models", "The baseline is compared with; not a contestant.")
-    if not model_ids:
-        raise ServiceError("no_models", "Name at least one model to evaluate.")
     params = {k: v for k, v in (params or {}).items() if v is not None}
-    for model in (found[pk] for pk in [*model_ids, baseline_id]):
-        for param in model.params_unsupported(params):
-            raise ServiceError(
-                "param_unsupported", f"{model.public_name} does not support {param!r}."
-            )
+    found = eval_check(
+        prompts=prompts, model_ids=model_ids, baseline_id=baseline_id, judge_id=judge_id,
+        params=params,
+    )  # fmt: skip
     run = EvalRun.objects.create(
         name=name,
         created_by=user,
@@ -115,6 +163,7 @@ def eval_create(
         seed=seed,
         budget=budget,
         max_judge_calls=max_judge_calls,
+        public=public,
     )
     run.contestants.set(model_ids)
     EvalPrompt.objects.bulk_create(
@@ -140,7 +189,8 @@ def _reopen(run_id: int) -> EvalRun:
         if run.status in (EvalRun.Status.QUEUED, EvalRun.Status.FAILED):
             run.status = EvalRun.Status.RUNNING
         run.heartbeat_at = timezone.now()
-        run.save(update_fields=["status", "heartbeat_at"])
+        run.started_at = run.started_at or run.heartbeat_at
+        run.save(update_fields=["status", "heartbeat_at", "started_at"])
     return run
 
 

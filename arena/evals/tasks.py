@@ -2,7 +2,7 @@ from __future__ import annotations
 
 from celery import shared_task
 
-from arena.evals import services
+from arena.evals import calibration, services
 from arena.generation.worker import run_in_worker_loop
 
 
@@ -13,7 +13,15 @@ def eval_run(run_id: int) -> None:
     run_in_worker_loop(services.eval_execute(run_id))
 
 
+@shared_task(name=calibration.CALIBRATE_TASK, acks_late=True, ignore_result=True)
+def calibrate(verdict_ids: list[int]) -> None:
+    """The judge on a claimed batch of voted battles; a verdict written already is skipped."""
+    run_in_worker_loop(calibration.verdicts_judge(verdict_ids=verdict_ids))
+
+
 @shared_task(name="arena.evals.sweep", ignore_result=True)
 def evals_sweep() -> None:
-    """Every 10 s (Celery beat): a run whose worker went quiet is sent to another."""
+    """Every 10 s (Celery beat): a run whose worker went quiet is sent to another; with
+    calibration on, newly voted battles are sent to the judge."""
     services.evals_resume_stale()
+    calibration.calibration_sweep()

@@ -33,7 +33,7 @@ def autoeval(*args: str) -> tuple[str, str]:
 
 def test_the_command_shows_progress_then_the_judge_leaderboard(setup):
     out, err = autoeval("--seed", "3")
-    assert "answers 12/12" in err and "verdicts 16 (0 missing)" in err
+    assert "answers 12/12" in err and "verdicts 16/16 (0 missing)" in err and "s left" in err
     lines = out.splitlines()
     assert lines[0] == "LLM judge Mock Judge vs baseline Steady Otter"
     assert {line.split(":")[0] for line in lines[1:4]} == {

@@ -80,10 +80,7 @@ class Command(BaseCommand):
             if quiet:
                 return
             p = await sync_to_async(selectors.progress)(run_id=run.pk)
-            line = (
-                f"answers {p.answers_done}/{p.answers_total}  verdicts {p.verdicts_done} "
-                f"({p.verdicts_missing} missing)  cost ${p.cost:.4f}"
-            )
+            line = f"[{'#' * round(20 * p.share):<20}] {p.line()}"
             if line != shown[0]:  # a line a change, not one a unit of work
                 shown[0] = line
                 self.stderr.write("\r" + line, ending="")
@@ -125,10 +122,11 @@ class Command(BaseCommand):
         path = Path(query)
         if path.suffix == ".jsonl" or path.exists():
             try:
-                rows = [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
-            except (OSError, ValueError) as exc:
+                return services.prompts_from_jsonl(path.read_bytes())
+            except OSError as exc:
                 raise CommandError(f"--prompts: {exc}") from None
-            return [(str(r["text"]), str(r.get("category", ""))) for r in rows if r.get("text")]
+            except ServiceError as exc:
+                raise CommandError(f"--prompts: {exc.message}") from None
         parts = {}
         if query != "all":
             for item in query.split(","):

@@ -1,0 +1,136 @@
+"""Calibration writes: the judge on arena battles after their human vote, both orders, kept
+apart from the votes (``BattleVerdict``). Off unless CALIBRATION["JUDGE"] names a model; the
+evaluation sweep then claims a batch of newly voted battles and sends it to a worker, at
+evaluation priority. ``manage.py calibrate`` does the same for any judge, here and now."""
+
+from __future__ import annotations
+
+import asyncio
+from datetime import timedelta
+
+from asgiref.sync import async_to_sync
+from celery import current_app
+from channels.db import database_sync_to_async
+from django.conf import settings
+from django.db import transaction
+from django.utils import timezone
+
+from arena.battles.models import Answer, Turn
+from arena.catalog.models import ModelEntry
+from arena.core.errors import ServiceError
+from arena.core.models import model_update
+from arena.evals import pairwise
+from arena.evals.models import BattleVerdict
+from arena.integrity.selectors import counted_votes
+
+CALIBRATE_TASK = "arena.evals.calibrate"  # arena.evals.tasks, sent by name
+CONCURRENCY = 16
+
+
+def calibration_judge() -> ModelEntry | None:
+    """The judge CALIBRATION["JUDGE"] names, or None when calibration is off."""
+    name = settings.CALIBRATION["JUDGE"]
+    if not name:
+        return None
+    judge = ModelEntry.objects.filter(public_name=name).first()
+    if judge is None:
+        raise ServiceError("unknown_judge", f"CALIBRATION_JUDGE names no model: {name!r}.")
+    return judge
+
+
+def verdicts_claim(
+    *, judge: ModelEntry, limit: int, include_simulated: bool = False, now=None
+) -> list[int]:
+    """Claim both orders of up to ``limit`` counted votes this judge has not judged, newest
+    first; the claimed verdicts' ids. Claims a worker left unwritten for STALE_S are freed."""
+    now = now or timezone.now()
+    stale = now - timedelta(seconds=settings.CALIBRATION["STALE_S"])
+    BattleVerdict.objects.filter(judge=judge, done=False, created_at__lt=stale).delete()
+    judged = BattleVerdict.objects.filter(judge=judge).values("vote_id")
+    votes = counted_votes(include_simulated=include_simulated).exclude(pk__in=judged)
+    vote_ids = list(votes.order_by("-pk").values_list("pk", flat=True)[:limit])
+    BattleVerdict.objects.bulk_create(
+        (BattleVerdict(vote_id=v, judge=judge, a_first=f) for v in vote_ids for f in (True, False)),
+        ignore_conflicts=True,
+    )
+    claimed = BattleVerdict.objects.filter(judge=judge, vote_id__in=vote_ids, done=False)
+    return list(claimed.values_list("pk", flat=True))
+
+
+def calibration_sweep() -> list[int]:
+    """Called by the evaluation sweep: with calibration on, claim a batch and send it to a
+    worker (in-process mode: judge it here). The verdict ids claimed."""
+    judge = calibration_judge()
+    if judge is None:
+        return []
+    ids = verdicts_claim(judge=judge, limit=settings.CALIBRATION["BATCH"])
+    if ids and settings.GENERATION_MODE != "celery":  # in-process mode: here and now
+        async_to_sync(verdicts_judge)(verdict_ids=ids)
+    elif ids:
+        transaction.on_commit(
+            lambda: current_app.send_task(
+                CALIBRATE_TASK,
+                args=[ids],
+                queue=settings.GENERATION_QUEUE,
+                priority=settings.EVALS_PRIORITY,
+            )
+        )
+    return ids
+
+
+def conversation(battle_id) -> tuple[str, str, str]:
+    """(the prompt, side A's answer, side B's answer) as the judge sees a battle: one turn as
+    it is, several numbered, each side's answers in turn order."""
+    turns = list(Turn.objects.filter(battle_id=battle_id).order_by("index"))
+    answers = {
+        (a.turn_id, a.side): a.text
+        for a in Answer.objects.filter(turn__battle_id=battle_id).only("turn_id", "side", "text")
+    }
+    if len(turns) == 1:
+        t = turns[0]
+        return t.text, answers.get((t.pk, "a"), ""), answers.get((t.pk, "b"), "")
+
+    def numbered(texts: list[str]) -> str:
+        return "\n\n".join(f"[Turn {i + 1}]\n{text}" for i, text in enumerate(texts))
+
+    return (
+        numbered([t.text for t in turns]),
+        numbered([answers.get((t.pk, "a"), "") for t in turns]),
+        numbered([answers.get((t.pk, "b"), "") for t in turns]),
+    )
+
+
+def _take(verdict_id: int) -> tuple[BattleVerdict, tuple[str, str, str]] | None:
+    """The claimed verdict, taken by this worker only (its first attempt marked), with what
+    the judge will see; None when another has it or it is done."""
+    taken = BattleVerdict.objects.filter(pk=verdict_id, done=False, attempts=0).update(attempts=1)
+    if not taken:
+        return None
+    verdict = BattleVerdict.objects.select_related("judge", "vote").get(pk=verdict_id)
+    return verdict, conversation(verdict.vote.battle_id)
+
+
+async def verdicts_judge(*, verdict_ids: list[int]) -> int:
+    """Ask the judge for each claimed verdict, CONCURRENCY at a time; how many were written."""
+    terms = await database_sync_to_async(pairwise.mask_terms)()
+    gate = asyncio.Semaphore(CONCURRENCY)
+
+    async def one(pk: int) -> int:
+        async with gate:
+            taken = await database_sync_to_async(_take)(pk)
+            if taken is None:
+                return 0
+            verdict, (prompt, a, b) = taken
+            first, second = (a, b) if verdict.a_first else (b, a)
+            found = await pairwise.judge_pair(
+                judge=verdict.judge, prompt=prompt, first=first, second=second, terms=terms
+            )
+            await database_sync_to_async(model_update)(
+                instance=verdict,
+                fields=["level", "done", "attempts", "request", "reply", "problem"],
+                data={"level": found.level or "", "done": True, "attempts": found.attempts,
+                      "request": found.request, "reply": found.reply, "problem": found.problem},
+            )  # fmt: skip
+            return 1
+
+    return sum(await asyncio.gather(*(one(pk) for pk in verdict_ids)))
