@@ -138,6 +138,16 @@ def wait_for_answers(battle_id: object = None, *, limit_s: float = 30.0) -> None
         time.sleep(0.02)
 
 
+def wait_until(condition: Callable[[], bool], *, limit_s: float = 30.0) -> None:
+    """Block until ``condition()`` holds (a worker may be making it so); fail when it has not
+    within ``limit_s``."""
+    deadline = time.monotonic() + limit_s
+    while not condition():
+        if time.monotonic() > deadline:
+            raise AssertionError(f"{condition} did not hold within {limit_s} s")
+        time.sleep(0.02)
+
+
 def ready_battle(rater: User, text: str = "What is a monad?") -> Battle:
     """A battle whose answers are complete and shown, ready for a vote."""
     from arena.battles.prompts import prompt_create
