@@ -9,14 +9,19 @@ import secrets
 from dataclasses import dataclass
 from pathlib import Path
 
+from asgiref.sync import async_to_sync
 from django.db import transaction
 
+from accounts.models import User
 from accounts.services import user_ensure
 from arena.battles.prompt_files import ImportReport
 from arena.battles.prompts import prompts_import
 from arena.battles.simulation import votes_simulate
 from arena.catalog.models import ModelEntry, standard_params
 from arena.catalog.services import model_upsert
+from arena.evals import calibration
+from arena.evals import services as eval_services
+from arena.evals.models import BattleVerdict, EvalRun
 
 PROMPTS_FILE = Path(__file__).parent / "data" / "demo_prompts.jsonl"
 
@@ -78,6 +83,45 @@ class DemoSeed:
     simulated_votes: int
 
 
+DEMO_EVAL = "Demo evaluation (mock models, mock judge)"
+DEMO_EVAL_BASELINE = "Steady Otter"
+DEMO_EVAL_PROMPTS_PER_CATEGORY = 1
+DEMO_CALIBRATION_BATTLES = 200
+
+
+def demo_evaluate() -> tuple[EvalRun, int]:
+    """The demo's evaluation run (published on the judge tab) and the demo judge's calibration
+    on simulated battles, made once and here, whatever the generation mode: so both pages
+    show real figures out of the box, marked as mock. The run, and verdicts written now."""
+    run = EvalRun.objects.filter(name=DEMO_EVAL).first()
+    if run is None:
+        by_category: dict[str, list] = {}
+        for prompt in eval_services.prompts_select():
+            by_category.setdefault(prompt.category, []).append(prompt)
+        chosen = [p for ps in by_category.values() for p in ps[:DEMO_EVAL_PROMPTS_PER_CATEGORY]]
+        models = {m.public_name: m for m in ModelEntry.objects.all()}
+        run = eval_services.eval_create(
+            user=User.objects.get(email=ADMIN_EMAIL),
+            name=DEMO_EVAL,
+            prompts=[(p.text, p.category) for p in chosen],
+            model_ids=[models[n].pk for n, *_ in DEMO_MODELS if n != DEMO_EVAL_BASELINE],
+            baseline_id=models[DEMO_EVAL_BASELINE].pk,
+            judge_id=models[DEMO_JUDGE].pk,
+            seed=1,
+            public=True,
+        )
+    if run.status != EvalRun.Status.DONE:
+        run = async_to_sync(eval_services.eval_execute)(run.pk)
+    judge = ModelEntry.objects.get(public_name=DEMO_JUDGE)
+    written = 0
+    if not BattleVerdict.objects.filter(judge=judge).exists():
+        ids = calibration.verdicts_claim(
+            judge=judge, limit=DEMO_CALIBRATION_BATTLES, include_simulated=True
+        )
+        written = async_to_sync(calibration.verdicts_judge)(verdict_ids=ids)
+    return run, written
+
+
 def _user(email: str, *, admin: bool) -> str:
     password = secrets.token_urlsafe(9)
     user_ensure(email=email, password=password, admin=admin)
@@ -116,7 +160,16 @@ def demo_seed(*, mock_replicas: list[str] | None = None) -> DemoSeed:
         vendor="mock-judge",
         model_id="mock-judge-1",
         backend=ModelEntry.Backend.MOCK,
-        backend_settings={"judge": True, "ttft_ms": 50, "tokens_per_s": 0},
+        # As a pairwise judge (the demo's evaluation run and calibration) it is made to lean a
+        # little to the first answer and to longer ones, so the calibration page has biases
+        # to show.
+        backend_settings={
+            "judge": True,
+            "ttft_ms": 50,
+            "tokens_per_s": 0,
+            "judge_position_bias": 0.1,
+            "judge_length_bias": 2.0,
+        },  # fmt: skip
         supported_params=standard_params(),
         active=False,
     )

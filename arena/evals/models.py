@@ -43,6 +43,7 @@ class EvalRun(models.Model):
 
     class Meta:
         ordering = ["-created_at"]
+        verbose_name = "evaluation run"
 
     def __str__(self) -> str:
         return self.name

@@ -3,7 +3,7 @@ from __future__ import annotations
 from django.core.management import call_command
 from django.core.management.base import BaseCommand
 
-from arena.devtools.demo import ADMIN_EMAIL, RATER_EMAIL, demo_seed
+from arena.devtools.demo import ADMIN_EMAIL, RATER_EMAIL, demo_evaluate, demo_seed
 from ranking.services import leaderboard_recompute
 
 
@@ -34,11 +34,14 @@ class Command(BaseCommand):
         call_command("migrate", interactive=False, verbosity=0)
         seed = demo_seed(mock_replicas=mock_replicas)
         snapshot = leaderboard_recompute(include_simulated=True)
+        run, judged = demo_evaluate()
         url = f"http://{host}:{port}/"
         self.stdout.write(
             f"Demo data ready: {seed.models} mock models; prompts: {seed.prompts.summary()}\n"
             f"  Leaderboard snapshot {snapshot.pk} from {snapshot.votes_used} votes "
             f"({seed.simulated_votes or 'no new'} simulated votes added; marked as simulated)\n"
+            f"  Evaluation run {run.pk} ({run.status}; judge tab of the leaderboard) and "
+            f"{judged or 'no new'} calibration verdicts on simulated battles (/calibration/)\n"
             f"  Rater: {RATER_EMAIL} / {seed.rater_password}\n"
             f"  Admin: {ADMIN_EMAIL} / {seed.admin_password}   ({url}admin/)\n"
             "  (Passwords are new on every run.)"
