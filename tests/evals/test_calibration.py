@@ -8,6 +8,8 @@ import asyncio
 
 import pytest
 from channels.db import database_sync_to_async
+from django.test import Client
+from django.urls import reverse
 
 from arena.battles.models import Vote
 from arena.battles.prompts import prompt_create
@@ -62,11 +64,14 @@ async def judge_all(judge: ModelEntry, limit: int) -> int:
     return await calibration.verdicts_judge(verdict_ids=ids)
 
 
-async def test_calibration_reports_the_injected_position_bias_within_its_interval(server):
+async def test_calibration_reports_the_injected_position_bias_within_its_interval(server, staff):
     await database_sync_to_async(voted_battles)(300)
     judge = await database_sync_to_async(judge_on)(server, judge_position_bias=INJECTED)
     assert await judge_all(judge, 300) == 600
-    report = (await database_sync_to_async(calibration_report)())["judges"]
+    client = Client()
+    await database_sync_to_async(client.force_login)(staff)
+    page = await database_sync_to_async(client.get)(reverse("calibration-json"))
+    report = page.json()["judges"]
     assert [j["judge"] for j in report] == ["Pair Judge"]
     overall = report[0]["overall"]
     bias = overall["position_bias"]
