@@ -24,6 +24,9 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "arena.settings")
 os.environ.pop("REDIS_URL", None)  # generation in this process: the bench measures our code
+# Each database action keeps its thread's connection, as web and worker processes run
+# (README, "More than one process"): with 0, every step of every unit opens a new one.
+os.environ.setdefault("DATABASE_CONN_MAX_AGE", "60")
 
 from bench.common import setup_database, verdict  # noqa: E402
 

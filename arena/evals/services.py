@@ -221,12 +221,16 @@ def _over_budget(run: EvalRun, cost: Decimal, calls: int) -> str:
     return ""
 
 
-def _claim_answer(prompt: EvalPrompt, model: ModelEntry) -> EvalAnswer | None:
+def _claim_answer(units: list[tuple[EvalPrompt, ModelEntry]]) -> list[EvalAnswer]:
+    """Claim these answers, all in one statement; those this worker is now to make. One made
+    already, or being made (a conflict, rare: ``_plan`` leaves out those made), is left out."""
     try:
         with transaction.atomic():
-            return EvalAnswer.objects.create(prompt=prompt, model=model)
+            return EvalAnswer.objects.bulk_create(EvalAnswer(prompt=p, model=m) for p, m in units)
     except IntegrityError:
-        return None  # made already, or being made
+        if len(units) == 1:
+            return []
+        return [answer for unit in units for answer in _claim_answer([unit])]
 
 
 def _claim_verdict(prompt: EvalPrompt, model: ModelEntry, model_first: bool) -> EvalVerdict | None:
@@ -237,11 +241,9 @@ def _claim_verdict(prompt: EvalPrompt, model: ModelEntry, model_first: bool) -> 
         return None
 
 
-async def _generate(run: EvalRun, prompt: EvalPrompt, model: ModelEntry) -> tuple[Decimal, int]:
-    """Make the answer if no one has; what it cost, and judge calls made (none)."""
-    answer = await database_sync_to_async(_claim_answer)(prompt, model)
-    if answer is None:
-        return Decimal("0"), 0
+async def _generate(run: EvalRun, answer: EvalAnswer) -> tuple[Decimal, int]:
+    """Make the answer this worker claimed; what it cost, and judge calls made (none)."""
+    prompt, model = answer.prompt, answer.model
     request = ChatRequest(
         model_id=model.model_id, messages=(Message("user", prompt.text),), params=run.params
     )
@@ -299,17 +301,29 @@ async def _judge(
     return Decimal("0"), found.attempts
 
 
-def _plan(run: EvalRun) -> tuple[list[EvalPrompt], list[ModelEntry], tuple[str, ...], set[int]]:
+def _plan(
+    run: EvalRun,
+) -> tuple[list[EvalPrompt], list[ModelEntry], tuple[str, ...], set[int], set[tuple[int, int]]]:
+    """The prompts, the contestants, the judge's mask terms, the contestants it may not judge,
+    and the answers made already, as (prompt, model) ids."""
     prompts = list(run.prompts.all())
     contestants = list(run.contestants.all())
     same_family = set()
     if not settings.COMPARE["JUDGE_SAME_FAMILY"]:
         same_family = {m.pk for m in contestants if pairwise.judges_own_family(run.judge, m)}
-    return prompts, contestants, pairwise.mask_terms(), same_family
+    made = set(EvalAnswer.objects.filter(prompt__run=run).values_list("prompt_id", "model_id"))
+    return prompts, contestants, pairwise.mask_terms(), same_family, made
 
 
-def _answers(prompt: EvalPrompt) -> dict[int, EvalAnswer]:
-    return {a.model_id: a for a in prompt.answers.all()}
+def _answers(run: EvalRun) -> tuple[dict[tuple[int, int], EvalAnswer], set[tuple[int, int, bool]]]:
+    """All the run's answers by (prompt, model), in one query; the verdicts made already, as
+    (prompt, model, model_first)."""
+    answers = EvalAnswer.objects.filter(prompt__run=run).only("prompt", "model", "status", "text")
+    verdicts = EvalVerdict.objects.filter(prompt__run=run)
+    return (
+        {(a.prompt_id, a.model_id): a for a in answers},
+        set(verdicts.values_list("prompt_id", "model_id", "model_first")),
+    )
 
 
 async def eval_execute(run_id: int, *, on_progress=None) -> EvalRun:
@@ -326,7 +340,7 @@ async def eval_execute(run_id: int, *, on_progress=None) -> EvalRun:
 
 
 async def _execute(run: EvalRun, on_progress) -> EvalRun:
-    prompts, contestants, terms, same_family = await database_sync_to_async(_plan)(run)
+    prompts, contestants, terms, same_family, made = await database_sync_to_async(_plan)(run)
     gate = asyncio.Semaphore(CONCURRENCY)
     stop = ""
 
@@ -356,21 +370,50 @@ async def _execute(run: EvalRun, on_progress) -> EvalRun:
         finally:
             work.close()  # one never started (stopped, or the run cancelled) is dropped quietly
 
+    # Answers: claimed CONCURRENCY at a time in one statement, a batch ahead of the work, and
+    # made by CONCURRENCY workers as they are claimed.
     everyone = [run.baseline, *contestants]
-    await asyncio.gather(
-        *(limited(_generate(run, prompt, model)) for prompt in prompts for model in everyone)
-    )
+    units = [(p, m) for p in prompts for m in everyone if (p.pk, m.pk) not in made]
+    claimed: asyncio.Queue[EvalAnswer | None] = asyncio.Queue(CONCURRENCY)
+    claimed_ids: list[int] = []
+
+    async def claiming() -> None:
+        for i in range(0, len(units), CONCURRENCY):
+            if stop:
+                break
+            for answer in await database_sync_to_async(_claim_answer)(units[i : i + CONCURRENCY]):
+                claimed_ids.append(answer.pk)
+                await claimed.put(answer)
+        for _ in range(CONCURRENCY):
+            await claimed.put(None)  # no more: each worker ends
+
+    async def answering() -> None:
+        while (answer := await claimed.get()) is not None:
+            await limited(_generate(run, answer))
+
+    workers = [claiming(), *(answering() for _ in range(CONCURRENCY))]
+    tasks = [asyncio.ensure_future(worker) for worker in workers]
+    try:
+        await asyncio.gather(*tasks)
+    finally:
+        for task in tasks:
+            task.cancel()  # none left behind when one fails or the run is cancelled
+    if stop:  # claimed, never started: given back
+        unstarted = EvalAnswer.objects.filter(pk__in=claimed_ids, status=EvalAnswer.Status.RUNNING)
+        await database_sync_to_async(unstarted.delete)()
+    answers, judged = await database_sync_to_async(_answers)(run)
     judging = []
     for prompt in prompts:
-        answers = await database_sync_to_async(_answers)(prompt)
-        base = answers.get(run.baseline_id)
+        base = answers.get((prompt.pk, run.baseline_id))
         for model in contestants:
-            mine = answers.get(model.pk)
+            mine = answers.get((prompt.pk, model.pk))
             if model.pk in same_family or base is None or mine is None:
                 continue
             if base.status != EvalAnswer.Status.OK or mine.status != EvalAnswer.Status.OK:
                 continue  # a failed or partial answer is not judged
             for model_first in (True, False):
+                if (prompt.pk, model.pk, model_first) in judged:
+                    continue  # judged already (a resumed run)
                 work = _judge(run, prompt, model, model_first, (mine.text, base.text), terms)
                 judging.append(limited(work, judge_call=True))
     await asyncio.gather(*judging)
