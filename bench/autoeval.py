@@ -2,7 +2,7 @@
 
 Not a test: it prints figures. It makes a bench database (PostgreSQL, ``DATABASE_URL``; made
 and migrated if missing), mock contestants with a fixed time to first token and a mock judge,
-and runs ``arena.evals.services.eval_execute`` in this process with its own concurrency. The
+and runs ``arena.evals.running.eval_execute`` in this process with its own concurrency. The
 target is that the run is bound by the backends, not by us. It reports the ratio of wall time
 to the backends' own time divided by the concurrency (1.0 means no overhead at all).
 
@@ -66,7 +66,7 @@ def seed(prompts: int, models: int, ttft_ms: float) -> tuple[int, list[int], int
 def main(args: argparse.Namespace) -> None:
     setup_database(require_postgres=True)
     from accounts.models import User
-    from arena.evals import services
+    from arena.evals import running, services
     from arena.evals.models import EvalAnswer, EvalVerdict
 
     user_id, model_ids, baseline_id, judge_id = seed(args.prompts, args.models, args.ttft_ms)
@@ -79,19 +79,19 @@ def main(args: argparse.Namespace) -> None:
         judge_id=judge_id,
     )
     started = time.perf_counter()
-    asyncio.run(services.eval_execute(run.pk))
+    asyncio.run(running.eval_execute(run.pk))
     wall = time.perf_counter() - started
     answers = EvalAnswer.objects.filter(prompt__run=run).count()
     verdicts = EvalVerdict.objects.filter(prompt__run=run, done=True).count()
     # Each answer and each judge call waits ttft_ms at the backend; the rest is ours.
     backend_s = (answers + verdicts) * args.ttft_ms / 1000
-    ideal = backend_s / services.CONCURRENCY
+    ideal = backend_s / running.CONCURRENCY
     ratio = wall / ideal if ideal else float("inf")
     print(f"{args.prompts} prompts x {args.models} models + baseline, mock TTFT {args.ttft_ms} ms")
     print(f"answers {answers} in {wall:.1f} s: {answers / wall:.1f}/s overall")
     print(f"verdicts {verdicts}: {verdicts / wall:.1f}/s overall")
     print(
-        f"backend time {backend_s:.1f} s / concurrency {services.CONCURRENCY} = {ideal:.1f} s; "
+        f"backend time {backend_s:.1f} s / concurrency {running.CONCURRENCY} = {ideal:.1f} s; "
         f"wall / that = {ratio:.2f} (target <= {TARGET_RATIO}: {verdict(ratio <= TARGET_RATIO)})"
     )
 

@@ -19,7 +19,7 @@ from arena.battles.prompts import prompts_import
 from arena.battles.simulation import votes_simulate
 from arena.catalog.models import ModelEntry, standard_params
 from arena.catalog.services import model_upsert
-from arena.evals import calibration
+from arena.evals import calibration, running
 from arena.evals import services as eval_services
 from arena.evals.models import BattleVerdict, EvalRun
 
@@ -111,7 +111,7 @@ def demo_evaluate() -> tuple[EvalRun, int]:
             public=True,
         )
     if run.status != EvalRun.Status.DONE:
-        run = async_to_sync(eval_services.eval_execute)(run.pk)
+        run = async_to_sync(running.eval_execute)(run.pk)
     judge = ModelEntry.objects.get(public_name=DEMO_JUDGE)
     written = 0
     if not BattleVerdict.objects.filter(judge=judge).exists():

@@ -284,11 +284,12 @@ class AppStack:
             raise
         return self
 
-    def start_worker(self) -> CeleryProcess:
-        """Another worker (as a supervisor restarting a killed one would)."""
+    def start_worker(self, queues: str = "generation,default") -> CeleryProcess:
+        """Another worker (as a supervisor restarting a killed one would), or one of a GPU
+        pool's own (``queues``: its queue)."""
         log = self.logs / f"{self.name}-worker-{len(self.workers) + 1}.log"
         log.write_text("")
-        worker = CeleryProcess("worker", log, env=self.env, queues="generation,default")
+        worker = CeleryProcess("worker", log, env=self.env, queues=queues)
         worker.start()
         self.workers.append(worker)
         return worker

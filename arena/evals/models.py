@@ -37,9 +37,6 @@ class EvalRun(models.Model):
     created_at = models.DateTimeField(auto_now_add=True)
     started_at = models.DateTimeField(null=True, blank=True)
     finished_at = models.DateTimeField(null=True, blank=True)
-    # Written every few seconds while a worker runs it; one gone quiet has lost its worker,
-    # and the sweep hands it to another (which carries on where it was).
-    heartbeat_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
         ordering = ["-created_at"]
@@ -47,6 +44,23 @@ class EvalRun(models.Model):
 
     def __str__(self) -> str:
         return self.name
+
+
+class EvalWork(models.Model):
+    """One piece of a run on one pool queue (``*``: the whole run in one place), beating every
+    few seconds while a worker does it; one gone quiet has lost its worker, and the sweep
+    hands it to another, which carries on where it was."""
+
+    run = models.ForeignKey(EvalRun, on_delete=models.CASCADE, related_name="works")
+    queue = models.CharField(max_length=100)
+    heartbeat_at = models.DateTimeField()
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["run", "queue"], name="eval_work_once")]
+
+    def __str__(self) -> str:
+        return f"{self.run_id} on {self.queue}"
 
 
 class EvalPrompt(models.Model):

@@ -2,15 +2,15 @@ from __future__ import annotations
 
 from celery import shared_task
 
-from arena.evals import calibration, services
+from arena.evals import calibration, running, services
 from arena.generation.worker import run_in_worker_loop
 
 
 @shared_task(name=services.EVAL_TASK, acks_late=True, ignore_result=True)
-def eval_run(run_id: int) -> None:
-    """Run (or carry on with) an evaluation run on the worker's generation loop; what is done
-    already is never done again."""
-    run_in_worker_loop(services.eval_execute(run_id))
+def eval_run(run_id: int, queue: str = running.ALL) -> None:
+    """Run (or carry on with) this queue's piece of an evaluation run on the worker's
+    generation loop; what is done already is never done again."""
+    run_in_worker_loop(running.eval_execute(run_id, queue=queue))
 
 
 @shared_task(name=calibration.CALIBRATE_TASK, acks_late=True, ignore_result=True)

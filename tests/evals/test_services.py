@@ -10,8 +10,8 @@ from channels.db import database_sync_to_async
 
 from arena.catalog.models import ModelEntry
 from arena.devtools.mock_server import MockServer
-from arena.evals import selectors, services
-from arena.evals.models import EvalAnswer, EvalRun, EvalVerdict
+from arena.evals import running, selectors, services
+from arena.evals.models import EvalAnswer, EvalRun, EvalVerdict, EvalWork
 
 pytestmark = pytest.mark.usefixtures("generation")  # a Celery worker where CI runs one
 PROMPTS = [(f"Question {i}: how do tides work?", "science") for i in range(30)]
@@ -69,7 +69,7 @@ def setup(server, staff, *, prompts=PROMPTS, judge=None, **run) -> EvalRun:
 
 async def test_a_run_recovers_the_true_order_and_measures_the_judges_position_bias(server, staff):
     run = await database_sync_to_async(setup)(server, staff)
-    done = await services.eval_execute(run.pk)
+    done = await running.eval_execute(run.pk)
     assert done.status == "done"
     result = await database_sync_to_async(selectors.judge_board)(run_id=run.pk)
     ranked = [r.model for r in sorted(result.board.rows, key=lambda r: -r.score)]
@@ -82,7 +82,7 @@ async def test_a_run_recovers_the_true_order_and_measures_the_judges_position_bi
 
 async def test_the_budget_stops_the_run_and_says_so(server, staff):
     run = await database_sync_to_async(setup)(server, staff, max_judge_calls=10)
-    done = await services.eval_execute(run.pk)
+    done = await running.eval_execute(run.pk)
     assert done.status == "budget" and "judge calls of 10" in done.note
     made = await database_sync_to_async(EvalVerdict.objects.count)()
     assert made < 30 * 3 * 2
@@ -92,7 +92,7 @@ async def test_a_run_killed_mid_way_resumes_and_makes_nothing_twice(server, staf
     run = await database_sync_to_async(setup)(server, staff)
     for model in server.models.values():
         model["ttft_ms"] = 20
-    killed = asyncio.ensure_future(services.eval_execute(run.pk))
+    killed = asyncio.ensure_future(running.eval_execute(run.pk))
     while await database_sync_to_async(EvalAnswer.objects.exclude(status="running").count)() < 40:
         await asyncio.sleep(0.01)
     killed.cancel()  # as a worker killed mid-run leaves it: some rows half made
@@ -103,7 +103,7 @@ async def test_a_run_killed_mid_way_resumes_and_makes_nothing_twice(server, staf
             lambda: list(EvalAnswer.objects.exclude(status="running").values_list("pk", flat=True))
         )()
     )
-    done = await services.eval_execute(run.pk)
+    done = await running.eval_execute(run.pk)
     assert done.status == "done"
     after = await database_sync_to_async(
         lambda: set(EvalAnswer.objects.values_list("pk", flat=True))
@@ -115,7 +115,7 @@ async def test_a_run_killed_mid_way_resumes_and_makes_nothing_twice(server, staf
 async def test_verdicts_not_in_the_format_are_retried_then_counted_missing(server, staff):
     judge = await database_sync_to_async(judge_of)(server, misbehaviour="judge_bad_json_always")
     run = await database_sync_to_async(setup)(server, staff, prompts=PROMPTS[:2], judge=judge)
-    await services.eval_execute(run.pk)
+    await running.eval_execute(run.pk)
     verdicts = await database_sync_to_async(lambda: list(EvalVerdict.objects.all()))()
     assert len(verdicts) == 2 * 3 * 2
     assert all(v.level == "" and v.attempts == 3 and v.problem for v in verdicts)
@@ -131,14 +131,41 @@ async def test_a_run_whose_worker_went_quiet_is_sent_again_and_finishes(server, 
     run = await database_sync_to_async(setup)(server, staff, prompts=PROMPTS[:3])
     # What a killed worker leaves: running, its heartbeat long quiet, nothing made yet.
     long_ago = timezone.now() - timedelta(minutes=5)
-    await database_sync_to_async(EvalRun.objects.filter(pk=run.pk).update)(
-        status="running", heartbeat_at=long_ago
+    await database_sync_to_async(EvalRun.objects.filter(pk=run.pk).update)(status="running")
+    await database_sync_to_async(EvalWork.objects.create)(
+        run=run, queue=running.ALL, heartbeat_at=long_ago
     )
     resumed = await database_sync_to_async(services.evals_resume_stale)()
     assert resumed == [run.pk]
     assert await database_sync_to_async(services.evals_resume_stale)() == []  # given time
     await wait_done(run.pk)
     assert await database_sync_to_async(EvalVerdict.objects.count)() == 3 * 3 * 2
+
+
+async def test_each_pool_queue_makes_its_models_answers_and_the_judges_queue_judges(
+    server, staff, settings
+):
+    run = await database_sync_to_async(setup)(server, staff, prompts=PROMPTS[:4])
+    strong = await database_sync_to_async(ModelEntry.objects.get)(public_name="Strong")
+    strong.backend_settings = {**strong.backend_settings, "queue": "pool-gpu"}
+    await database_sync_to_async(strong.save)()
+    for queue in ("pool-gpu", settings.GENERATION_QUEUE):  # as eval_enqueue makes them
+        await database_sync_to_async(EvalWork.objects.create)(
+            run=run, queue=queue, heartbeat_at=run.created_at
+        )
+    main = asyncio.ensure_future(running.eval_execute(run.pk, queue=settings.GENERATION_QUEUE))
+    others = EvalAnswer.objects.exclude(model=strong).exclude(status="running")
+    while await database_sync_to_async(others.count)() < 4 * 3:
+        await asyncio.sleep(0.02)
+    # Its own models' answers made, the judge's piece waits for the pool's.
+    assert not await database_sync_to_async(EvalAnswer.objects.filter(model=strong).exists)()
+    assert not main.done()
+    pool = await running.eval_execute(run.pk, queue="pool-gpu")
+    assert pool.status == "running"  # a pool's piece does not end the run
+    done = await main
+    assert done.status == "done"
+    assert await database_sync_to_async(EvalAnswer.objects.count)() == 4 * 4
+    assert await database_sync_to_async(EvalVerdict.objects.filter(done=True).count)() == 4 * 3 * 2
 
 
 async def wait_done(run_id: int) -> None:
@@ -155,7 +182,7 @@ async def wait_done(run_id: int) -> None:
 
 async def test_the_admin_shows_progress_and_the_judge_leaderboard(server, staff, admin_client):
     run = await database_sync_to_async(setup)(server, staff, prompts=PROMPTS[:3])
-    await services.eval_execute(run.pk)
+    await running.eval_execute(run.pk)
     page = await database_sync_to_async(admin_client.get)(f"/admin/arena/evalrun/{run.pk}/change/")
     text = page.content.decode()
     assert page.status_code == 200 and "answers 12/12" in text

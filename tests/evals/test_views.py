@@ -14,7 +14,7 @@ from django.utils import timezone
 
 from arena.battles.prompts import prompt_create
 from arena.battles.simulation import votes_simulate
-from arena.evals import selectors, services
+from arena.evals import running, selectors, services
 from arena.evals.models import EvalPrompt, EvalRun
 from ranking.services import leaderboard_recompute
 from tests.helpers import make_judge, make_model, make_two_models, wait_until
@@ -39,7 +39,7 @@ def finished_run(staff, models, *, public: bool) -> EvalRun:
         model_ids=[models["quill"], models["lantern"]], baseline_id=models["otter"],
         judge_id=models["judge"], public=public, seed=1,
     )  # fmt: skip
-    return async_to_sync(services.eval_execute)(run.pk)
+    return async_to_sync(running.eval_execute)(run.pk)
 
 
 def test_an_admin_starts_a_run_from_the_form_and_it_runs(
@@ -81,7 +81,7 @@ def test_progress_says_how_long_is_left_at_the_pace_so_far(staff, models):
         model_ids=[models["quill"]], baseline_id=models["otter"], judge_id=models["judge"],
     )  # fmt: skip
     assert selectors.progress(run_id=run.pk).time_left_s is None  # no pace yet
-    async_to_sync(services.eval_execute)(run.pk)
+    async_to_sync(running.eval_execute)(run.pk)
     done = selectors.progress(run_id=run.pk)
     assert (done.answers_done, done.verdicts_done, done.time_left_s, done.share) == (20, 20, 0, 1)
     # Half done in 60 s: about 60 s left.

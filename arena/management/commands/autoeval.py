@@ -10,7 +10,7 @@ from django.core.management.base import BaseCommand, CommandError
 from accounts.models import User
 from arena.catalog.models import ModelEntry
 from arena.core.errors import ServiceError
-from arena.evals import selectors, services
+from arena.evals import running, selectors, services
 
 
 class Command(BaseCommand):
@@ -85,7 +85,7 @@ class Command(BaseCommand):
                 shown[0] = line
                 self.stderr.write("\r" + line, ending="")
 
-        done = async_to_sync(services.eval_execute)(run.pk, on_progress=report)
+        done = async_to_sync(running.eval_execute)(run.pk, on_progress=report)
         if not quiet:
             self.stderr.write("")
         result = selectors.judge_board(run_id=run.pk)
