@@ -19,7 +19,7 @@ from arena.battles.models import Answer, Turn
 from arena.catalog.models import ModelEntry
 from arena.core.errors import ServiceError
 from arena.core.models import model_update
-from arena.evals import pairwise
+from arena.evals import pairwise, running
 from arena.evals.models import BattleVerdict
 from arena.integrity.selectors import counted_votes
 
@@ -71,7 +71,7 @@ def calibration_sweep() -> list[int]:
             lambda: current_app.send_task(
                 CALIBRATE_TASK,
                 args=[ids],
-                queue=settings.GENERATION_QUEUE,
+                queue=running.queue_of(judge),  # the judge's pool, as its battles go
                 priority=settings.EVALS_PRIORITY,
             )
         )
