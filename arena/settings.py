@@ -254,6 +254,8 @@ CALIBRATION = {
     "BATCH": env.int("CALIBRATION_BATCH", default=50),
     # A claimed verdict not written after this long lost its worker and is claimed again.
     "STALE_S": env.float("CALIBRATION_STALE_S", default=600.0),
+    # The public judge tab's agreement figures may be this old (0: always fresh).
+    "PUBLIC_MAX_AGE_S": env.float("CALIBRATION_PUBLIC_MAX_AGE_S", default=600.0),
 }
 
 # Ranking: every knob that shapes the numbers is recorded in each snapshot.

@@ -15,8 +15,15 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import stats
 
-# A verdict level (the answer shown first is A) as a signed strength.
-STRENGTH = {"A>>B": 2, "A>B": 1, "A=B": 0, "B>A": -1, "B>>A": -2}
+from ranking.bradley_terry import TIE, A
+from ranking.judged import LEVELS
+
+# A verdict level (the answer shown first is A) as a signed strength: a strong verdict (three
+# games in ranking.judged) weighs twice a plain one.
+STRENGTH = {
+    level: (0 if outcome == TIE else 1 if outcome == A else -1) * (2 if games == 3 else 1)
+    for level, (outcome, games) in LEVELS.items()
+}
 HUMAN = {"a": 1, "b": -1, "tie": 0, "both_bad": 0}
 MISSING = -9  # no verdict in that order
 

@@ -45,6 +45,12 @@ def _fast_pacing(settings):
 
 
 @pytest.fixture(autouse=True)
+def _fresh_public_figures(settings):
+    """The public judge tab's figures come fresh: a cached copy would outlive its test."""
+    settings.CALIBRATION = {**settings.CALIBRATION, "PUBLIC_MAX_AGE_S": 0}
+
+
+@pytest.fixture(autouse=True)
 def _fast_password_hashing(settings):
     """The default hasher costs a fifth of a second per user made or signed in; no test is
     about its strength."""

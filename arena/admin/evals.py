@@ -13,7 +13,7 @@ from django.utils.html import format_html, format_html_join
 
 from arena.catalog.models import ModelEntry
 from arena.core.errors import ServiceError
-from arena.evals import selectors, services
+from arena.evals import exports, selectors, services
 from arena.evals.models import EvalRun
 
 
@@ -68,6 +68,8 @@ class EvalRunForm(forms.ModelForm):
                 baseline_id=data["baseline"].pk,
                 judge_id=data["judge"].pk,
                 params=data["params_json"],
+                budget=data.get("budget"),
+                max_judge_calls=data.get("max_judge_calls"),
             )
         except ServiceError as exc:
             raise forms.ValidationError(exc.message) from None
@@ -147,20 +149,36 @@ class EvalRunAdmin(admin.ModelAdmin):
     def judge_leaderboard(self, run: EvalRun) -> str:
         if run.status not in (EvalRun.Status.DONE, EvalRun.Status.BUDGET):
             return "when the run is done"
-        board = selectors.judge_board(run_id=run.pk, rounds=100)
-        rows = sorted(board.board.rows, key=lambda r: -r.score)
-        cells = format_html_join(
+        data = exports.as_data(run)
+        boards: dict[tuple[str, str], list[dict]] = {}
+        for row in data["rows"]:
+            boards.setdefault((row["view"], row["breakdown"]), []).append(row)
+        tables = format_html_join(
             "",
-            "<tr><td>{}</td><td>{}</td><td>[{}, {}]</td><td>{}–{}</td></tr>",
+            "<h4>{} · {}</h4><table><tr><th>model</th><th>score</th><th>95% interval</th>"
+            "<th>rank</th><th>win rate vs baseline</th><th>cost</th></tr>{}</table>",
             (
-                (r.model, round(r.score), round(r.lower), round(r.upper), r.rank_best, r.rank_worst)
-                for r in rows
+                (view, breakdown, format_html_join("", _ROW, (_cells(r) for r in rows)))
+                for (view, breakdown), rows in boards.items()
             ),
         )
         return format_html(
-            "<table>{}</table><p>position bias {}% over {} pairs; {} verdicts missing</p>",
-            cells,
-            round(100 * board.position_bias),
-            board.pairs,
-            board.missing,
-        )
+            "{}<p>position bias {}% over {} pairs; {} verdicts missing; "
+            'exports: <code>manage.py export_eval {} --format json|csv|arena</code></p>',
+            tables, round(100 * data["position_bias"]), data["pairs"], data["missing_verdicts"],
+            run.pk,
+        )  # fmt: skip
+
+
+_ROW = "<tr><td>{}</td><td>{}</td><td>[{}, {}]</td><td>{}–{}</td><td>{}</td><td>${}</td></tr>"
+
+
+def _cells(row: dict) -> tuple:
+    def whole(x: float | None) -> str:
+        return "–" if x is None else str(round(x))
+
+    rate = row["win_rate"]
+    return (
+        row["model"], whole(row["score"]), whole(row["lower"]), whole(row["upper"]),
+        row["rank_best"], row["rank_worst"], "–" if rate is None else f"{rate:.0%}", row["cost"],
+    )  # fmt: skip

@@ -12,7 +12,8 @@ from asgiref.sync import async_to_sync
 from celery import current_app
 from channels.db import database_sync_to_async
 from django.conf import settings
-from django.db import transaction
+from django.db import DatabaseError, transaction
+from django.db.models import Count, Q
 from django.utils import timezone
 
 from arena.battles.models import Answer, Turn
@@ -41,19 +42,23 @@ def calibration_judge() -> ModelEntry | None:
 def verdicts_claim(
     *, judge: ModelEntry, limit: int, include_simulated: bool = False, now=None
 ) -> list[int]:
-    """Claim both orders of up to ``limit`` counted votes this judge has not judged, newest
-    first; the claimed verdicts' ids. Claims a worker left unwritten for STALE_S are freed."""
+    """Claim both orders of up to ``limit`` counted votes this judge has not judged in both,
+    newest first; the claimed verdicts' ids. A claim whose task never started, or whose worker
+    went quiet, for STALE_S is freed and claimed again."""
     now = now or timezone.now()
     stale = now - timedelta(seconds=settings.CALIBRATION["STALE_S"])
-    BattleVerdict.objects.filter(judge=judge, done=False, created_at__lt=stale).delete()
-    judged = BattleVerdict.objects.filter(judge=judge).values("vote_id")
+    mine = BattleVerdict.objects.filter(judge=judge)
+    mine.filter(done=False).filter(
+        Q(taken_at__lt=stale) | Q(taken_at=None, created_at__lt=stale)
+    ).delete()
+    judged = mine.values("vote_id").annotate(n=Count("pk")).filter(n=2).values("vote_id")
     votes = counted_votes(include_simulated=include_simulated).exclude(pk__in=judged)
     vote_ids = list(votes.order_by("-pk").values_list("pk", flat=True)[:limit])
     BattleVerdict.objects.bulk_create(
         (BattleVerdict(vote_id=v, judge=judge, a_first=f) for v in vote_ids for f in (True, False)),
-        ignore_conflicts=True,
+        ignore_conflicts=True,  # an order judged already stays as it is
     )
-    claimed = BattleVerdict.objects.filter(judge=judge, vote_id__in=vote_ids, done=False)
+    claimed = mine.filter(vote_id__in=vote_ids, done=False, attempts=0)
     return list(claimed.values_list("pk", flat=True))
 
 
@@ -63,7 +68,10 @@ def calibration_sweep() -> list[int]:
     judge = calibration_judge()
     if judge is None:
         return []
-    ids = verdicts_claim(judge=judge, limit=settings.CALIBRATION["BATCH"])
+    batch = settings.CALIBRATION["BATCH"]
+    if BattleVerdict.objects.filter(judge=judge, done=False).count() >= 2 * batch:
+        return []  # the judge is behind: no more until it catches up
+    ids = verdicts_claim(judge=judge, limit=batch)
     if ids and settings.GENERATION_MODE != "celery":  # in-process mode: here and now
         async_to_sync(verdicts_judge)(verdict_ids=ids)
     elif ids:
@@ -103,7 +111,9 @@ def conversation(battle_id) -> tuple[str, str, str]:
 def _take(verdict_id: int) -> tuple[BattleVerdict, tuple[str, str, str]] | None:
     """The claimed verdict, taken by this worker only (its first attempt marked), with what
     the judge will see; None when another has it or it is done."""
-    taken = BattleVerdict.objects.filter(pk=verdict_id, done=False, attempts=0).update(attempts=1)
+    taken = BattleVerdict.objects.filter(pk=verdict_id, done=False, attempts=0).update(
+        attempts=1, taken_at=timezone.now()
+    )
     if not taken:
         return None
     verdict = BattleVerdict.objects.select_related("judge", "vote").get(pk=verdict_id)
@@ -125,12 +135,16 @@ async def verdicts_judge(*, verdict_ids: list[int]) -> int:
             found = await pairwise.judge_pair(
                 judge=verdict.judge, prompt=prompt, first=first, second=second, terms=terms
             )
-            await database_sync_to_async(model_update)(
-                instance=verdict,
-                fields=["level", "done", "attempts", "request", "reply", "problem"],
-                data={"level": found.level or "", "done": True, "attempts": found.attempts,
-                      "request": found.request, "reply": found.reply, "problem": found.problem},
-            )  # fmt: skip
+            try:
+                await database_sync_to_async(model_update)(
+                    instance=verdict,
+                    fields=["level", "done", "attempts", "cost", "request", "reply", "problem"],
+                    data={"level": found.level or "", "done": True, "attempts": found.attempts,
+                          "cost": found.cost, "request": found.request, "reply": found.reply,
+                          "problem": found.problem},
+                )  # fmt: skip
+            except DatabaseError:
+                return 0  # freed as stale meanwhile and claimed again: the other one counts
             return 1
 
     return sum(await asyncio.gather(*(one(pk) for pk in verdict_ids)))

@@ -13,6 +13,7 @@ from django.core.cache import cache
 from arena.evals.models import EvalRun, EvalVerdict
 from arena.evals.selectors import JudgeBoard, judge_board
 from ranking.judged import LEVELS
+from ranking.numbers import none_if_nan
 
 COLUMNS = ["view", "breakdown", "model", "score", "lower", "upper", "rank_best", "rank_worst",
            "games", "win_rate", "cost"]  # fmt: skip
@@ -26,13 +27,13 @@ def _rows(run: EvalRun, result: JudgeBoard) -> list[dict]:
             "view": view,
             "breakdown": board.breakdown,
             "model": row.model,
-            "score": round(row.score, 2),
-            "lower": round(row.lower, 2),
-            "upper": round(row.upper, 2),
+            "score": none_if_nan(round(row.score, 2)),
+            "lower": none_if_nan(round(row.lower, 2)),
+            "upper": none_if_nan(round(row.upper, 2)),
             "rank_best": row.rank_best,
             "rank_worst": row.rank_worst,
             "games": row.votes,
-            "win_rate": result.win_rate.get(row.model),
+            "win_rate": none_if_nan(result.win_rate.get(row.model)),
             "cost": str(result.cost.get(row.model, 0)),
         }
         for view, board in boards
@@ -43,8 +44,9 @@ def _rows(run: EvalRun, result: JudgeBoard) -> list[dict]:
 def as_data(run: EvalRun) -> dict:
     """The run's judge leaderboards as JSON-ready data; a finished run's are cached, as
     nothing can change them any more."""
-    key = f"evals:board:{run.pk}:{run.status}:{run.finished_at and run.finished_at.timestamp()}"
-    found = cache.get(key) if run.finished_at else None
+    ended = run.finished_at is not None
+    key = f"evals:board:{run.pk}:{run.status}:{ended and run.finished_at.timestamp()}"
+    found = cache.get(key) if ended else None
     if found is None:
         result = judge_board(run_id=run.pk)
         found = {
@@ -61,7 +63,8 @@ def as_data(run: EvalRun) -> dict:
             "missing_verdicts": result.missing,
             "rows": _rows(run, result),
         }
-        cache.set(key, found, 24 * 3600)
+        if ended:
+            cache.set(key, found, 24 * 3600)
     return found
 
 

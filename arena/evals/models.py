@@ -47,13 +47,16 @@ class EvalRun(models.Model):
 
 
 class EvalWork(models.Model):
-    """One piece of a run on one pool queue (``*``: the whole run in one place), beating every
-    few seconds while a worker does it; one gone quiet has lost its worker, and the sweep
-    hands it to another, which carries on where it was."""
+    """One piece of a run on one pool queue (``*``: the whole run in one place), held by one
+    worker at a time and beating every few seconds while it works (``arena.evals.works``);
+    one gone quiet has lost its worker, and the sweep hands it to another."""
 
     run = models.ForeignKey(EvalRun, on_delete=models.CASCADE, related_name="works")
     queue = models.CharField(max_length=100)
+    owner = models.CharField(max_length=32, blank=True, default="")  # the worker's lease token
+    takes = models.PositiveSmallIntegerField(default=0)  # workers that have started it
     heartbeat_at = models.DateTimeField()
+    resent_at = models.DateTimeField(null=True, blank=True)  # by the sweep, last
     finished_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
@@ -116,6 +119,7 @@ class EvalVerdict(models.Model):
     level = models.CharField(max_length=8, blank=True, default="")  # "": missing
     done = models.BooleanField(default=False)
     attempts = models.PositiveSmallIntegerField(default=0)
+    cost = models.DecimalField(max_digits=14, decimal_places=8, null=True, blank=True)
     request = models.TextField(blank=True, default="")
     reply = models.TextField(blank=True, default="")
     problem = models.TextField(blank=True, default="")
@@ -142,10 +146,12 @@ class BattleVerdict(models.Model):
     level = models.CharField(max_length=8, blank=True, default="")  # "": missing
     done = models.BooleanField(default=False)
     attempts = models.PositiveSmallIntegerField(default=0)
+    cost = models.DecimalField(max_digits=14, decimal_places=8, null=True, blank=True)
     request = models.TextField(blank=True, default="")
     reply = models.TextField(blank=True, default="")
     problem = models.TextField(blank=True, default="")
     created_at = models.DateTimeField(auto_now_add=True)  # when it was claimed
+    taken_at = models.DateTimeField(null=True, blank=True)  # when a worker started on it
 
     class Meta:
         constraints = [

@@ -5,11 +5,14 @@ model against the baseline) and by calibration (an arena battle's two sides)."""
 from __future__ import annotations
 
 from dataclasses import dataclass
+from decimal import Decimal
 
+from channels.db import database_sync_to_async
 from django.conf import settings
 
 from arena.backends.base import ChatRequest, Message
 from arena.backends.registry import backend_for
+from arena.catalog import costs
 from arena.catalog.models import ModelEntry
 from arena.compare import judge as rules
 from arena.generation.runner import stream_answer
@@ -24,6 +27,7 @@ JUDGE_SYSTEM = (
     "[[A=B]], [[B>A]], [[B>>A]] (B is much better)."
 )
 RETRIES = 2  # a verdict the judge does not give in the format is asked for again this often
+ATTEMPTS = 1 + RETRIES  # the most calls one verdict can take
 
 
 @dataclass(frozen=True)
@@ -33,6 +37,7 @@ class PairVerdict:
     reply: str
     problem: str
     attempts: int
+    cost: Decimal  # of every attempt, at the judge's list price (0 where it has none)
 
 
 def mask_terms() -> tuple[str, ...]:
@@ -57,7 +62,8 @@ def pair_prompt(*, prompt: str, first: str, second: str, terms: tuple[str, ...])
     )
 
 
-async def _ignore(_text: str) -> None:
+async def ignore(_text: str) -> None:
+    """An ``on_delta`` for streams nobody watches as they arrive."""
     return None
 
 
@@ -68,8 +74,8 @@ async def judge_pair(
     a verdict in the form asked for is asked again, RETRIES times, then recorded missing."""
     text = pair_prompt(prompt=prompt, first=first, second=second, terms=terms)
     backend = backend_for(judge.backend, judge.backend_settings)
-    level, reply, problem, attempts = None, "", "", 0
-    while attempts < 1 + RETRIES:
+    level, reply, problem, attempts, cost = None, "", "", 0, Decimal("0")
+    while attempts < ATTEMPTS:
         attempts += 1
         result = await stream_answer(
             backend,
@@ -78,13 +84,15 @@ async def judge_pair(
                 messages=(Message("system", JUDGE_SYSTEM), Message("user", text)),
                 params={"temperature": 0},
             ),
-            on_delta=_ignore,
+            on_delta=ignore,
             max_chars=20_000,
             timeout_s=float(judge.backend_settings.get("timeout_s") or 120),
         )
+        spent, _ = await database_sync_to_async(costs.cost_now)(model=judge, result=result)
+        cost += spent or Decimal("0")
         reply = result.text
         level = parse_verdict(reply) if result.status == "ok" else None
         problem = "" if level else (result.error_message or "no verdict in the expected form")
         if level:
             break
-    return PairVerdict(level, text, reply, problem, attempts)
+    return PairVerdict(level, text, reply, problem, attempts, cost)

@@ -6,68 +6,56 @@ from __future__ import annotations
 
 import json
 import random
-from datetime import timedelta
 from decimal import Decimal
+from functools import partial
 
-from asgiref.sync import async_to_sync
 from celery import current_app
 from django.conf import settings
 from django.db import transaction
-from django.utils import timezone
 
 from accounts.models import User
 from arena.battles.models import Prompt
 from arena.catalog.models import ModelEntry
 from arena.core.errors import ServiceError
-from arena.evals import running
-from arena.evals.models import EvalPrompt, EvalRun, EvalWork
+from arena.evals import pairwise, running, works
+from arena.evals.models import EvalPrompt, EvalRun
+from arena.generation import dispatch
 
 EVAL_TASK = "arena.evals.run"  # arena.evals.tasks, sent by name
+BUDGET_MAX = Decimal("100000000")  # what EvalRun.budget holds (12 digits, 4 after the point)
+
+
+def _send(run_id: int, queue: str) -> None:
+    current_app.send_task(
+        EVAL_TASK, args=[run_id, queue], queue=queue, priority=settings.EVALS_PRIORITY
+    )
 
 
 def eval_enqueue(*, run_id: int) -> None:
     """Run it on the workers, at the lowest priority (EVALS_PRIORITY: after arena traffic and
     compare runs): one piece on each pool queue its models are served on, as battles are
     routed, the judge's queue doing the verdicts. In-process mode (no Redis), here and now."""
-    if settings.GENERATION_MODE != "celery":
-        async_to_sync(running.eval_execute)(run_id)
+    if settings.GENERATION_MODE != "celery":  # in the web process's loop, or here and now
+        dispatch.in_background(partial(running.eval_execute, run_id))
         return
     run = EvalRun.objects.select_related("baseline", "judge").get(pk=run_id)
-    queues = {running.queue_of(m) for m in [run.baseline, run.judge, *run.contestants.all()]}
-    now = timezone.now()
-    for queue in sorted(queues):
-        # Beating from now, so a task lost on its way is sent again by the sweep.
-        EvalWork.objects.update_or_create(
-            run=run, queue=queue, defaults={"heartbeat_at": now, "finished_at": None}
-        )
-        current_app.send_task(
-            EVAL_TASK, args=[run_id, queue], queue=queue, priority=settings.EVALS_PRIORITY
-        )
+    for queue in works.pieces_open(run=run):
+        _send(run_id, queue)
 
 
 def evals_resume_stale(*, now=None) -> list[int]:
-    """Pieces of running runs whose worker went quiet (killed): sent again, to carry on where
-    they were (a whole run that stopped beating, to the workers). The runs sent."""
-    now = now or timezone.now()
-    quiet = timedelta(seconds=settings.EVALS_STALE_S)
-    stale = EvalWork.objects.filter(
-        run__status=EvalRun.Status.RUNNING, finished_at=None, heartbeat_at__lt=now - quiet
-    )
-    sent = []
-    for work in stale:
-        if work.queue == running.ALL:
+    """Pieces of live runs whose worker went quiet (killed), or whose task never started:
+    sent again, to carry on where they were (a whole run that stopped beating goes to the
+    workers, a piece a queue). The runs sent."""
+    sent = set()
+    for work in works.pieces_stale(now=now):
+        if work.queue == works.ALL:
             work.delete()
             eval_enqueue(run_id=work.run_id)
         else:
-            # Marked as beating now, so the next sweep gives the new worker time to start.
-            work.heartbeat_at = now
-            work.save(update_fields=["heartbeat_at"])
-            current_app.send_task(
-                EVAL_TASK, args=[work.run_id, work.queue], queue=work.queue,
-                priority=settings.EVALS_PRIORITY,
-            )  # fmt: skip
-        sent.append(work.run_id)
-    return sorted(set(sent))
+            _send(work.run_id, work.queue)
+        sent.add(work.run_id)
+    return sorted(sent)
 
 
 def prompts_select(*, category: str = "", language: str = "", limit: int = 0) -> list[Prompt]:
@@ -118,6 +106,8 @@ def eval_check(
     baseline_id: int,
     judge_id: int,
     params: dict,
+    budget: Decimal | None = None,
+    max_judge_calls: int | None = None,
 ) -> dict[int, ModelEntry]:
     """Why such a run cannot be made (a ServiceError), or the models it names, by id."""
     if not prompts:
@@ -135,6 +125,17 @@ def eval_check(
             raise ServiceError(
                 "param_unsupported", f"{model.public_name} does not support {param!r}."
             )
+        if not settings.COMPARE["JUDGE_SAME_FAMILY"]:
+            if pairwise.judges_own_family(found[judge_id], model):
+                raise ServiceError(
+                    "judge_family",
+                    f"{model.public_name} is of the judge's own family, which it may not judge "
+                    "(COMPARE_JUDGE_SAME_FAMILY): choose another judge.",
+                )
+    if budget is not None and (not budget.is_finite() or not 0 <= budget < BUDGET_MAX):
+        raise ServiceError("bad_budget", f"A budget is a number of USD from 0 to {BUDGET_MAX}.")
+    if max_judge_calls is not None and max_judge_calls < 1:
+        raise ServiceError("bad_budget", "The judge calls allowed must be 1 or more.")
     return found
 
 
@@ -158,7 +159,7 @@ def eval_create(
     params = {k: v for k, v in (params or {}).items() if v is not None}
     found = eval_check(
         prompts=prompts, model_ids=model_ids, baseline_id=baseline_id, judge_id=judge_id,
-        params=params,
+        params=params, budget=budget, max_judge_calls=max_judge_calls,
     )  # fmt: skip
     run = EvalRun.objects.create(
         name=name,

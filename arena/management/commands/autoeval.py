@@ -134,10 +134,13 @@ class Command(BaseCommand):
                 if key not in ("category", "language", "limit") or not value:
                     raise CommandError(f"--prompts: cannot read {item!r}")
                 parts[key] = value
+        limit = parts.get("limit", "0")
+        if not limit.isdigit():
+            raise CommandError(f"--prompts: limit must be a whole number, not {limit!r}")
         chosen = services.prompts_select(
             category=parts.get("category", ""),
             language=parts.get("language", ""),
-            limit=int(parts.get("limit", 0) or 0),
+            limit=int(limit),
         )
         return [(p.text, p.category) for p in chosen]
 
