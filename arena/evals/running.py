@@ -41,15 +41,25 @@ def spent(*, run_id: int) -> tuple[Decimal, int]:
 
 
 def _over_budget(run: EvalRun, cost: Decimal, calls: int, reserved: int) -> str:
-    """Why the run must stop before the next unit of work, or "". ``reserved``: judge calls
-    the verdicts on their way (the next one included) may still make, so no more are started
-    than the limit allows. Cost is known only once a unit ends, so a cost budget may be passed
-    by what is in flight when it is reached."""
+    """Which budget stops the run before the next unit of work ("cost", "calls"), or "".
+    ``reserved``: judge calls the verdicts on their way (the next one included) may still
+    make, so no more are started than the limit allows. Cost is known only once a unit ends,
+    so a cost budget may be passed by what is in flight when it is reached."""
     if run.budget is not None and cost >= run.budget:
-        return f"Stopped at its budget: ${cost:.4f} spent of ${run.budget}."
+        return "cost"
     if run.max_judge_calls is not None and calls + reserved > run.max_judge_calls:
-        return f"Stopped at its budget: {calls} judge calls of {run.max_judge_calls}."
+        return "calls"
     return ""
+
+
+def _budget_note(run: EvalRun, kind: str, cost: Decimal, calls: int) -> str:
+    """What the run says when it stopped, with what it had spent by the end."""
+    if kind == "cost":
+        return f"Stopped at its budget: ${cost:.4f} spent of ${run.budget}."
+    return (
+        f"Stopped at its budget: {calls} judge calls of {run.max_judge_calls} (the next "
+        "verdict, with its retries, could have passed it)."
+    )
 
 
 def _claim_answer(units: list[tuple[EvalPrompt, ModelEntry]]) -> list[EvalAnswer]:
@@ -248,9 +258,8 @@ class Piece:
         await self.answer(prompts, made)
         if not judges:
             if self.stop:
-                await database_sync_to_async(EvalRun.objects.filter(pk=run.pk).update)(
-                    note=self.stop
-                )
+                note = _budget_note(run, self.stop, self.cost, self.calls)
+                await database_sync_to_async(EvalRun.objects.filter(pk=run.pk).update)(note=note)
             return run
         while True:
             # Read before the answers: if the other pools' pieces had ended by then, what is
@@ -261,13 +270,18 @@ class Piece:
             if await self.judge(prompts, contestants) or self.stop:
                 break
             if not others:  # they ended (stopped at the budget) with answers still unmade
-                self.stop = await database_sync_to_async(_note)(run) or "Stopped early."
+                self.stop = "elsewhere"
                 break
             await asyncio.sleep(WAIT_FOR_ANSWERS_S)
             await self._refresh()
+        note = ""
+        if self.stop == "elsewhere":
+            note = await database_sync_to_async(_note)(run) or "Stopped early."
+        elif self.stop:
+            note = _budget_note(run, self.stop, self.cost, self.calls)
         status = EvalRun.Status.BUDGET if self.stop else EvalRun.Status.DONE
         await database_sync_to_async(EvalRun.objects.filter(pk=run.pk).update)(
-            status=status, note=self.stop, finished_at=timezone.now()
+            status=status, note=note, finished_at=timezone.now()
         )
         return await database_sync_to_async(EvalRun.objects.get)(pk=run.pk)
 

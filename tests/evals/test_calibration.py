@@ -134,3 +134,50 @@ async def test_with_calibration_on_new_votes_are_judged_once_and_the_vote_is_unt
     verdict = await database_sync_to_async(BattleVerdict.objects.first)()
     assert "Why is the sky blue?" in verdict.request
     assert "Zephyr" not in verdict.request and "zq-large" not in verdict.request
+
+
+async def test_a_half_judged_battle_is_claimed_again_and_a_flagged_vote_leaves_the_figures(
+    server, staff
+):
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    from arena.integrity.services import vote_flag
+
+    await database_sync_to_async(voted_battles)(4)
+    judge = await database_sync_to_async(judge_on)(server)
+    assert await judge_all(judge, 4) == 8
+
+    def one_order_lost_and_one_vote_flagged() -> Vote:
+        # A worker died on one order of one battle: its claim, taken long ago, never written.
+        lost = BattleVerdict.objects.order_by("pk").first()
+        long_ago = timezone.now() - timedelta(hours=1)
+        BattleVerdict.objects.filter(pk=lost.pk).update(done=False, level="", taken_at=long_ago)
+        flagged = Vote.objects.exclude(pk=lost.vote_id).first()
+        vote_flag(vote=flagged, by=staff)
+        return lost.vote_id
+
+    lost_vote = await database_sync_to_async(one_order_lost_and_one_vote_flagged)()
+    assert await judge_all(judge, 4) == 1  # only the lost order is asked for again
+    verdicts = await database_sync_to_async(
+        lambda: list(BattleVerdict.objects.filter(vote_id=lost_vote, done=True))
+    )()
+    assert len(verdicts) == 2
+    overall = (await database_sync_to_async(calibration_report)())["judges"][0]["overall"]
+    assert overall["battles"] == 3  # the flagged vote does not count, here as on the board
+
+
+async def test_the_sweep_holds_back_while_the_judge_is_behind(server, settings):
+    await database_sync_to_async(voted_battles)(30)
+    judge = await database_sync_to_async(judge_on)(server)
+    settings.CALIBRATION = {**settings.CALIBRATION, "JUDGE": judge.public_name, "BATCH": 5}
+
+    def claims_outstanding() -> int:
+        # Claims not yet taken by a worker, as a busy queue leaves them.
+        calibration.verdicts_claim(judge=judge, limit=5, include_simulated=True)
+        calibration.verdicts_claim(judge=judge, limit=5, include_simulated=True)
+        return BattleVerdict.objects.filter(done=False).count()
+
+    assert await database_sync_to_async(claims_outstanding)() == 20
+    assert await database_sync_to_async(calibration.calibration_sweep)() == []

@@ -78,3 +78,19 @@ def test_exports_give_raw_style_and_category_boards_and_arena_battles_marked_as_
     assert not Vote.objects.exists()  # nothing of the judge's is ever a human vote
     with pytest.raises(CommandError, match="No evaluation run 999"):
         call_command("export_eval", "999")
+
+
+def test_bad_arguments_get_a_clear_error_and_make_nothing(setup):
+    from arena.evals.models import EvalRun
+
+    for args, why in (
+        (("--prompts", "category=math,limit=abc"), "limit must be a whole number"),
+        (("--prompts", "category=math,limit=-1"), "limit must be a whole number"),
+        (("--prompts", "category=math", "--budget", "nan"), "A budget is a number of USD"),
+        (("--prompts", "category=math", "--budget", "1e20"), "A budget is a number of USD"),
+        (("--prompts", "category=math", "--max-judge-calls", "-1"), "1 or more"),
+    ):
+        with pytest.raises(CommandError, match=why):
+            call_command("autoeval", *args, "--models", "Zephyr Quill", "--baseline",
+                         "Steady Otter", "--judge", "Mock Judge")  # fmt: skip
+    assert not EvalRun.objects.exists()
