@@ -20,7 +20,7 @@ from arena.battles.models import Answer, Turn
 from arena.catalog.models import ModelEntry
 from arena.core.errors import ServiceError
 from arena.core.models import model_update
-from arena.evals import pairwise, running
+from arena.evals import pairwise, works
 from arena.evals.models import BattleVerdict
 from arena.integrity.selectors import counted_votes
 
@@ -79,7 +79,7 @@ def calibration_sweep() -> list[int]:
             lambda: current_app.send_task(
                 CALIBRATE_TASK,
                 args=[ids],
-                queue=running.queue_of(judge),  # the judge's pool, as its battles go
+                queue=works.queue_of(judge),  # the judge's pool, as its battles go
                 priority=settings.EVALS_PRIORITY,
             )
         )
