@@ -107,8 +107,10 @@ async def stream_answer(
     result.truncated = truncated
     if finished is not None:
         result.finish_reason = finished.finish_reason
-        result.input_tokens = finished.input_tokens
-        result.output_tokens = finished.output_tokens
+        # Zero tokens for text that is there is no count (LiteLLM's Gemini route reports 0/0):
+        # it is estimated like a count never sent, never priced as $0 "known".
+        result.input_tokens = finished.input_tokens or None
+        result.output_tokens = (finished.output_tokens or None) if text else finished.output_tokens
         result.request_id = finished.request_id
     if result.output_tokens is None:
         result.output_tokens = estimate_tokens(text)

@@ -11,7 +11,7 @@ import pytest
 from arena.core.text import estimate_tokens
 from arena.devtools.fixture_server import Canned, stream_fixture
 from tests.backends.vendors import VENDORS, Stream
-from tests.helpers import KEYS, REQUEST, backend, estimated_input, run
+from tests.helpers import KEYS, REQUEST, backend, estimated_input, run, variant
 
 pytestmark = pytest.mark.usefixtures("vendor_keys")
 
@@ -138,3 +138,14 @@ async def test_a_missing_key_is_an_auth_error_naming_the_variable(server, kind, 
 
     result, _ = await run(backend(server, kind, api_key_env="ARENA_UNSET_KEY_VAR"))
     assert result.error_kind == "auth" and "ARENA_UNSET_KEY_VAR" in result.error_message
+
+
+async def test_zero_usage_for_an_answer_that_is_there_is_estimated_not_trusted(server):
+    body = variant("vllm.sse", '"prompt_tokens":31,"total_tokens":44,"completion_tokens":13',
+                   '"prompt_tokens":0,"total_tokens":0,"completion_tokens":0')  # fmt: skip
+    server.response = Canned(body=body)
+    result, _ = await run(backend(server, "openai_compatible"))
+    assert result.status == "ok" and result.text
+    assert result.tokens_estimated
+    assert result.input_tokens == estimated_input()
+    assert result.output_tokens == estimate_tokens(result.text)
