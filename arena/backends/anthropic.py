@@ -8,14 +8,12 @@ the API requires one, and never exceeded; default 4096).
 
 from __future__ import annotations
 
-import dataclasses
-import re
 from collections.abc import AsyncIterator
 
 import httpx
 
-from arena.backends.base import ChatRequest, ErrorKind, Event, Finished, StreamError, TextDelta
-from arena.backends.http import HTTPBackend, json_object, sse_events
+from arena.backends.base import ChatRequest, Event, Finished, StreamError, TextDelta
+from arena.backends.http import HTTPBackend, classify_payload, json_object, sse_events
 
 DEFAULT_BASE_URL = "https://api.anthropic.com/v1"
 DEFAULT_KEY_ENV = "ANTHROPIC_API_KEY"
@@ -28,21 +26,6 @@ STOP_REASONS = {
     "max_tokens": "length",
     "model_context_window_exceeded": "length",
 }
-ERROR_KINDS: dict[str, ErrorKind] = {
-    "overloaded_error": "server",
-    "api_error": "server",
-    "rate_limit_error": "rate_limited",
-    "authentication_error": "auth",
-    "permission_error": "auth",
-    # An account that cannot pay is as unusable as a wrong key, and no retry fixes it.
-    "billing_error": "auth",
-    "invalid_request_error": "bad_request",
-    "request_too_large": "bad_request",
-    "not_found_error": "bad_request",
-    "timeout_error": "timeout",
-}
-# Anthropic says "prompt is too long: N tokens > M maximum" or "... exceed context limit".
-_CONTEXT = re.compile(r"prompt is too long|context (limit|window|length)", re.IGNORECASE)
 
 
 class AnthropicBackend(HTTPBackend):
@@ -125,12 +108,6 @@ class AnthropicBackend(HTTPBackend):
                 return
             # ping, content_block_stop and event types added later carry nothing the answer needs.
 
-    def refine(self, error: StreamError, body: str) -> StreamError:
-        """The shared status mapping does not know Anthropic's wording for an over-long prompt."""
-        if error.kind == "bad_request" and _CONTEXT.search(error.message):
-            return dataclasses.replace(error, kind="context_length")
-        return error
-
 
 def _input_tokens(usage: dict, current: int | None) -> int | None:
     if usage.get("input_tokens") is None:
@@ -159,11 +136,9 @@ def _finished(
 
 
 def _stream_error(error: object) -> StreamError:
-    if not isinstance(error, dict):
-        return StreamError("server", f"The backend failed mid-stream: {error}"[:300])
-    kind_name = str(error.get("type") or "api_error")
-    message = str(error.get("message") or kind_name)
-    kind = ERROR_KINDS.get(kind_name, "server")
-    if kind == "bad_request" and _CONTEXT.search(message):
-        kind = "context_length"
-    return StreamError(kind, f"The backend failed mid-stream: {kind_name}: {message}"[:300])
+    name = str(error.get("type") or "api_error") if isinstance(error, dict) else "error"
+    message = str(error.get("message") or name) if isinstance(error, dict) else str(error)
+    return StreamError(
+        classify_payload(error if isinstance(error, dict) else {"message": message}),
+        f"The backend failed mid-stream: {name}: {message}"[:300],
+    )

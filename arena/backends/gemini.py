@@ -14,8 +14,8 @@ from collections.abc import AsyncIterator
 
 import httpx
 
-from arena.backends.base import ChatRequest, ErrorKind, Event, Finished, StreamError, TextDelta
-from arena.backends.http import HTTPBackend, classify_status, json_object, sse_events
+from arena.backends.base import ChatRequest, Event, Finished, StreamError, TextDelta
+from arena.backends.http import HTTPBackend, classify_payload, json_object, sse_events
 
 DEFAULT_BASE_URL = "https://generativelanguage.googleapis.com/v1beta"
 DEFAULT_KEY_ENV = "GEMINI_API_KEY"
@@ -23,19 +23,6 @@ DEFAULT_KEY_ENV = "GEMINI_API_KEY"
 FINISH_REASONS = {"STOP": "stop", "MAX_TOKENS": "length"}
 BLOCKED = {"SAFETY", "RECITATION", "BLOCKLIST", "PROHIBITED_CONTENT", "SPII", "IMAGE_SAFETY"}
 PARAMS = {"temperature": "temperature", "top_p": "topP", "max_tokens": "maxOutputTokens"}
-STATUS_KINDS: dict[str, ErrorKind] = {
-    "RESOURCE_EXHAUSTED": "rate_limited",
-    "UNAVAILABLE": "server",
-    "INTERNAL": "server",
-    "DEADLINE_EXCEEDED": "timeout",
-    "UNAUTHENTICATED": "auth",
-    "PERMISSION_DENIED": "auth",
-    "INVALID_ARGUMENT": "bad_request",
-    "FAILED_PRECONDITION": "bad_request",
-    "NOT_FOUND": "bad_request",
-}
-# "The input token count (N) exceeds the maximum number of tokens allowed (M)."
-_CONTEXT = re.compile(r"exceeds the maximum number of tokens|context (window|length)", re.I)
 _RETRY_DELAY = re.compile(r'"retryDelay"\s*:\s*"(\d+(?:\.\d+)?)s"')
 
 
@@ -117,8 +104,6 @@ class GeminiBackend(HTTPBackend):
         ):
             # Gemini answers a wrong key with 400, not 401.
             return dataclasses.replace(error, kind="auth")
-        if error.kind == "bad_request" and _CONTEXT.search(error.message):
-            return dataclasses.replace(error, kind="context_length")
         if error.kind == "rate_limited" and error.retry_after_s is None:
             # Gemini puts the wait in the body (google.rpc.RetryInfo), not in Retry-After.
             delay = _RETRY_DELAY.search(body)
@@ -143,13 +128,12 @@ def _finished(reason: str, usage: dict, request_id: str | None) -> Event:
 
 
 def _chunk_error(error: object) -> StreamError:
-    if not isinstance(error, dict):
-        return StreamError("server", f"The backend failed mid-stream: {error}"[:300])
-    message = str(error.get("message") or error.get("status") or "error")
-    kind = STATUS_KINDS.get(str(error.get("status")))
-    if kind is None:
-        code = error.get("code")
-        kind = classify_status(code, message) if isinstance(code, int) else "server"
-    if kind == "bad_request" and _CONTEXT.search(message):
-        kind = "context_length"
-    return StreamError(kind, f"The backend failed mid-stream: {message}"[:300])
+    message = (
+        str(error.get("message") or error.get("status") or "error")
+        if isinstance(error, dict)
+        else str(error)
+    )
+    return StreamError(
+        classify_payload(error if isinstance(error, dict) else {"message": message}),
+        f"The backend failed mid-stream: {message}"[:300],
+    )

@@ -243,7 +243,32 @@ def timeout_for(settings: dict) -> httpx.Timeout:
     return httpx.Timeout(seconds, connect=min(seconds, 10.0))
 
 
+# Wording servers use for a prompt longer than the model's window (vLLM, llama.cpp, TGI,
+# OpenAI, Anthropic), whatever status they send it with.
+_CONTEXT = re.compile(
+    r"context[ _](length|window|limit)|maximum context|too many tokens|prompt is too long"
+    r"|exceeds? the (available )?context|exceeds the maximum number of tokens",
+    re.IGNORECASE,
+)
+# Error types vendors and servers name in their bodies or in-stream error chunks, as the
+# status they stand for, for an error that comes without one.
+ERROR_TYPES = {
+    "invalid_request_error": 400, "badrequesterror": 400, "bad_request": 400,
+    "invalid_argument": 400, "authentication_error": 401, "permission_error": 403,
+    "permission_denied": 403, "not_found_error": 404, "notfounderror": 404, "not_found": 404,
+    "failed_precondition": 400, "request_too_large": 413, "unauthenticated": 401,
+    # An account that cannot pay is as unusable as a wrong key, and no retry fixes it.
+    "billing_error": 403,
+    "rate_limit_error": 429, "resource_exhausted": 429, "overloaded_error": 503,
+    "api_error": 500, "server_error": 500, "internal": 500, "unavailable": 503,
+    "timeout": 504, "timeout_error": 504, "deadline_exceeded": 504,
+}  # fmt: skip
+
+
 def classify_status(status: int, body: str = "") -> ErrorKind:
+    """The kind of an error from its HTTP status (or the status its type stands for) and its
+    wording. Request faults (bad_request, context_length, auth, an unknown model) are not the
+    replica's and are never retried elsewhere; server faults and timeouts are."""
     lowered = body.lower()
     if status in (401, 403):
         return "auth"
@@ -251,13 +276,28 @@ def classify_status(status: int, body: str = "") -> ErrorKind:
         return "rate_limited"
     if status in (408, 504):
         return "timeout"
-    if "context_length" in lowered or "context length" in lowered or "too many tokens" in lowered:
+    if _CONTEXT.search(lowered):
         return "context_length"
     if "content_filter" in lowered or "content filter" in lowered or "safety" in lowered:
         return "content_filter"
     if status >= 500:
         return "server"
     return "bad_request"
+
+
+def classify_payload(error: object) -> ErrorKind:
+    """The kind of an error reported inside a stream or a body (``{"error": {...}}``'s value):
+    by its code when it is an HTTP status, else by its type, else a server fault."""
+    if not isinstance(error, dict):
+        return classify_status(500, str(error))
+    code, kind = error.get("code"), str(error.get("type") or error.get("status") or "")
+    status = None
+    if isinstance(code, int) or (isinstance(code, str) and code.isdigit()):
+        status = int(code)
+    elif isinstance(code, str):
+        status = ERROR_TYPES.get(code.lower())
+    status = status if status and 400 <= status < 600 else ERROR_TYPES.get(kind.lower(), 500)
+    return classify_status(status, f"{error.get('message') or ''} {kind} {code or ''}")
 
 
 def retry_after_s(headers: httpx.Headers) -> float | None:

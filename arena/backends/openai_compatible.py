@@ -13,7 +13,7 @@ from collections.abc import AsyncIterator
 import httpx
 
 from arena.backends.base import ChatRequest, Event, Finished, StreamError, TextDelta
-from arena.backends.http import HTTPBackend, json_object, sse_events
+from arena.backends.http import HTTPBackend, classify_payload, json_object, sse_events
 
 FINISH_ERRORS = {"content_filter": "content_filter", "refusal": "refused"}
 
@@ -57,7 +57,9 @@ class OpenAICompatibleBackend(HTTPBackend):
                 # OpenRouter and others report failures inside a 200 stream.
                 err = chunk["error"]
                 message = err.get("message", "error") if isinstance(err, dict) else str(err)
-                yield StreamError("server", f"The backend failed mid-stream: {message}"[:300])
+                yield StreamError(
+                    classify_payload(err), f"The backend failed mid-stream: {message}"[:300]
+                )
                 return
             request_id = chunk.get("id") or request_id
             usage = chunk.get("usage") or usage

@@ -1,0 +1,75 @@
+"""How errors are classified, once for every adapter: a request's own faults (bad parameters,
+an unknown model, a prompt over the context window, a key) are not the replica's, are not
+retried on another replica and never mark one down; server faults and timeouts are."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from arena.backends.registry import backend_for
+from arena.devtools.fixture_server import Canned, FixtureServer
+from tests.helpers import run
+
+pytestmark = pytest.mark.django_db  # a pool publishes replica state through the cache
+
+
+def error_chunk(error: dict) -> bytes:
+    """A 200 stream that fails at once, as vLLM, OpenRouter and LiteLLM report errors."""
+    return f"data: {json.dumps({'id': 'x', 'choices': [], 'error': error})}\n\n".encode()
+
+
+CHUNK_ERRORS = [
+    ({"code": 400, "message": "temperature must be at most 2"}, "bad_request"),
+    ({"code": 404, "message": "The model `llama-9` does not exist."}, "bad_request"),
+    ({"type": "invalid_request_error", "message": "unknown field top_q"}, "bad_request"),
+    ({"code": "BadRequestError", "message": "extra fields not permitted"}, "bad_request"),
+    ({"code": 400, "message": "This model's maximum context length is 8192 tokens"},
+     "context_length"),  # fmt: skip
+    ({"type": "authentication_error", "message": "invalid x-api-key"}, "auth"),
+    ({"code": 429, "message": "slow down"}, "rate_limited"),
+    ({"code": 502, "message": "Provider returned error: upstream connection reset"}, "server"),
+    ({"message": "something broke"}, "server"),
+]
+
+
+@pytest.mark.parametrize(("error", "kind"), CHUNK_ERRORS)
+async def test_an_error_inside_a_stream_is_classified_by_its_code_and_type(server, error, kind):
+    server.response = Canned(body=error_chunk(error))
+    result, _ = await run(backend_for("openai_compatible", {"base_url": server.url}))
+    assert (result.status, result.error_kind) == ("error", kind)
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        {"error": {"message": "prompt is too long: 210000 tokens > 200000 maximum"}},
+        {"error": {"message": "the request exceeds the available context size"}},
+        {"error": "Input validation error: `inputs` tokens + `max_new_tokens` must be <= 4096. "
+                  "Given: 5000 (too many tokens)"},
+    ],  # fmt: skip
+)
+async def test_over_long_prompts_are_context_length_in_every_servers_wording(server, body):
+    server.response = Canned.json(400, body)
+    result, _ = await run(backend_for("openai_compatible", {"base_url": server.url}))
+    assert result.error_kind == "context_length"
+
+
+async def test_a_request_fault_is_not_retried_on_another_replica_nor_marks_one_down():
+    replicas = [await FixtureServer().start() for _ in range(2)]
+    try:
+        for replica in replicas:
+            replica.response = Canned(
+                body=error_chunk({"code": 404, "message": "The model `llama-9` does not exist."})
+            )
+        settings = {"replicas": [{"base_url": r.url} for r in replicas], "fail_threshold": 1}
+        pooled = backend_for("openai_compatible", settings)
+        for _ in range(4):
+            result, _ = await run(pooled)
+            assert result.error_kind == "bad_request"
+        assert sum(len(r.requests) for r in replicas) == 4  # each once, never a second replica
+        assert all(len(r.requests) >= 1 for r in replicas)  # neither was taken out of service
+    finally:
+        for replica in replicas:
+            await replica.stop()
