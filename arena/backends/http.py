@@ -36,6 +36,11 @@ def shared_client() -> httpx.AsyncClient:
     return client
 
 
+def fresh_client() -> httpx.AsyncClient:
+    """A client of its own, with no pooled connection: for a retry that must not reuse one."""
+    return httpx.AsyncClient(timeout=httpx.Timeout(DEFAULT_TIMEOUT_S, connect=10.0))
+
+
 class SecretMissing(Exception):
     pass
 
@@ -111,6 +116,11 @@ def scrub(event: Event, key: str | None) -> Event:
     return event
 
 
+# Raised before any byte of the response: most often a keep-alive connection the server had
+# closed (uvicorn does after an error), which a fresh connection does not share.
+_STALE_CONNECTION = (httpx.ReadError, httpx.WriteError, httpx.RemoteProtocolError)
+
+
 async def post_stream(
     *,
     url: str,
@@ -124,30 +134,42 @@ async def post_stream(
 ) -> AsyncIterator[Event]:
     """POST, then stream the vendor's events until the first terminal one.
 
-    ``refine`` may re-classify an HTTP error from its body (vendors word some kinds their own
-    way); every error message is scrubbed of the key before it leaves.
+    A request that fails before any response byte arrived is sent once more, on a fresh
+    connection (one attempt, as far as pools and retries are concerned). ``refine`` may
+    re-classify an HTTP error from its body (vendors word some kinds their own way); every
+    error message is scrubbed of the key before it leaves.
     """
+    request = {"params": params, "json": body, "headers": headers, "timeout": timeout_for(settings)}
+    fresh: httpx.AsyncClient | None = None
     try:
-        async with shared_client().stream(
-            "POST",
-            url,
-            params=params,
-            json=body,
-            headers=headers,
-            timeout=timeout_for(settings),
-        ) as response:
-            if response.status_code != 200:
-                error = await http_error(response)
-                if refine is not None:
-                    error = refine(error, response.content.decode("utf-8", "replace"))
-                yield scrub(error, key)
+        for client_try in (1, 2):
+            client = shared_client() if client_try == 1 else fresh_client()
+            fresh = client if client_try == 2 else None
+            answered = False
+            try:
+                async with client.stream("POST", url, **request) as response:
+                    answered = True
+                    if response.status_code != 200:
+                        error = await http_error(response)
+                        if refine is not None:
+                            error = refine(error, response.content.decode("utf-8", "replace"))
+                        yield scrub(error, key)
+                        return
+                    async for event in parse(response):
+                        yield scrub(event, key)
+                        if not isinstance(event, TextDelta):
+                            return
                 return
-            async for event in parse(response):
-                yield scrub(event, key)
-                if not isinstance(event, TextDelta):
+            except _STALE_CONNECTION as exc:
+                if answered or client_try == 2:
+                    yield transport_error(exc)
                     return
-    except httpx.HTTPError as exc:
-        yield transport_error(exc)
+            except httpx.HTTPError as exc:
+                yield transport_error(exc)
+                return
+    finally:
+        if fresh is not None:
+            await fresh.aclose()
 
 
 def with_default_key(settings: dict, env_name: str) -> dict:

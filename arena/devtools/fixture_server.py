@@ -48,6 +48,10 @@ class Canned:
     split: Literal["events"] | int | None = "events"  # one write per event, per N bytes, or one
     pause_s: float = 0.0  # before each write
     cut_at: int | None = None  # close the connection after this many body bytes
+    # Sent without "Connection: close" and the connection kept, then dropped unanswered when
+    # the client reuses it: uvicorn-based servers (llama-cpp-python, transformers serve) after
+    # an error.
+    poisoned: bool = False
 
     @classmethod
     def sse(cls, name: str, **kw) -> Canned:
@@ -76,6 +80,8 @@ class Canned:
 @dataclass
 class FixtureServer(HTTPServer):
     response: Canned = field(default_factory=Canned)
+    # Responses for the next requests, in order, before ``response`` answers the rest.
+    queued: list[Canned] = field(default_factory=list)
     requests: list[Request] = field(default_factory=list)
 
     @property
@@ -87,10 +93,12 @@ class FixtureServer(HTTPServer):
         assert self.requests, "the backend sent no request"
         return self.requests[-1]
 
-    async def respond(self, request: Request, writer: asyncio.StreamWriter) -> None:
+    async def respond(self, request: Request, writer: asyncio.StreamWriter) -> bool:
         self.requests.append(request)
-        r = self.response
-        head = [("Content-Type", r.content_type), ("Connection", "close"), *r.headers.items()]
+        r = self.queued.pop(0) if self.queued else self.response
+        head = [("Content-Type", r.content_type), *r.headers.items()]
+        if not r.poisoned:
+            head.insert(1, ("Connection", "close"))
         if r.framing == "chunked":
             head.append(("Transfer-Encoding", "chunked"))
         elif r.framing == "length":
@@ -109,3 +117,4 @@ class FixtureServer(HTTPServer):
         if r.framing == "chunked" and r.cut_at is None:
             writer.write(b"0\r\n\r\n")
             await writer.drain()
+        return r.poisoned

@@ -3,7 +3,10 @@
 One request per connection: the request line, headers and a ``Content-Length`` body are read,
 ``respond`` writes whatever it likes, and the connection is closed. Closing is part of the
 protocol here: the end of a body is the end of the connection, which is also how a cut stream
-looks in real life. Nothing else of HTTP (keep-alive, chunked uploads, pipelining) is needed.
+looks in real life. One exception, for a server fault real servers have: ``respond`` may keep
+the connection open (it returns True) as a keep-alive connection the client will reuse, and the
+server then drops it, unanswered, when the next request comes on it. Nothing else of HTTP
+(chunked uploads, pipelining) is needed.
 """
 
 from __future__ import annotations
@@ -81,7 +84,8 @@ class HTTPServer:
     def origin(self) -> str:
         return f"http://{self.host}:{self.port}"
 
-    async def respond(self, request: Request, writer: asyncio.StreamWriter) -> None:
+    async def respond(self, request: Request, writer: asyncio.StreamWriter) -> bool | None:
+        """Answer; True keeps the connection open (see the module's docstring)."""
         raise NotImplementedError
 
     async def start(self) -> Self:
@@ -108,7 +112,8 @@ class HTTPServer:
         if task is not None:
             self._tasks.add(task)
         try:
-            await self.respond(await read_request(reader), writer)
+            if await self.respond(await read_request(reader), writer):
+                await read_request(reader)  # reused: dropped unanswered, as uvicorn's are
         except (asyncio.IncompleteReadError, ConnectionError, ValueError):
             pass  # a client that hung up or sent garbage gets no answer
         except asyncio.CancelledError:

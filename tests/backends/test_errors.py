@@ -73,3 +73,21 @@ async def test_a_request_fault_is_not_retried_on_another_replica_nor_marks_one_d
     finally:
         for replica in replicas:
             await replica.stop()
+
+
+async def test_a_connection_the_server_dropped_after_an_error_does_not_fail_the_next_answer(
+    server,
+):
+    # uvicorn-based servers keep the connection after a 500 (no "Connection: close") and
+    # then drop it: the next, unrelated request must not fail on it.
+    server.queued = [
+        Canned(status=500, body=b'{"error": "boom"}', content_type="application/json",
+               framing="length", split=None, poisoned=True)  # fmt: skip
+    ]
+    server.response = Canned.sse("vllm.sse")
+    adapter = backend_for("openai_compatible", {"base_url": server.url})
+    first, _ = await run(adapter)
+    assert first.error_kind == "server"
+    second, _ = await run(adapter)
+    assert second.status == "ok" and second.text.startswith("Seven")
+    assert len(server.requests) == 2  # the dropped try is never answered; the fresh one is
