@@ -427,3 +427,23 @@ def variant(fixture: str, old: str, new: str) -> bytes:
     body = stream_fixture(fixture)
     assert old.encode() in body
     return body.replace(old.encode(), new.encode())
+
+
+# Pools --------------------------------------------------------------------------------------
+
+
+async def ask(backend, text: str = "hello"):
+    """One answer from a (pooled) backend, as the arena streams it."""
+    request = ChatRequest("m", (Message("user", text),), {"max_tokens": 40})
+    return await stream_answer(backend, request, on_delta=ignore, max_chars=10_000, timeout_s=10)
+
+
+async def ignore(_: str) -> None:
+    return None
+
+
+def pooled(replicas: list, **settings):
+    """An OpenAI-compatible backend pooled over these mock servers."""
+    return backend_for(
+        "openai_compatible", {"replicas": [{"base_url": r.url} for r in replicas], **settings}
+    )

@@ -1,26 +1,30 @@
 """GPU serving pools: several replicas of one backend, routed by load and health.
 
 A backend whose settings hold ``"replicas": [{"base_url": ...}, ...]`` is wrapped in a
-``PooledBackend``. Each request goes to the healthy replica with the fewest requests in flight,
-within that replica's ``max_concurrency``; beyond every cap, requests queue. A replica that fails
-``fail_threshold`` times in a row is marked down and a background thread probes it back. A
-request that fails before its first token is retried once on another replica; after the first
-token it is not (the rater would see a different answer).
+``PooledBackend``. Each request goes to the healthy replica with the fewest requests in flight
+(ties at random), within that replica's ``max_concurrency``; beyond every cap, requests queue.
+A replica that fails ``fail_threshold`` times in a row is marked down, a background thread
+probes it back (its ``health`` check), and it is ramped in over ``slow_start_s``. A request
+that fails before its first token is retried once on another replica; after the first token it
+is not (the rater would see a different answer).
 
-Pool state is per process and thread-safe: Celery's thread pool runs one event loop per task,
-so nothing here may be bound to a loop. A snapshot of each replica's state is written to the
-Django cache (Redis in production) for the admin's pool page.
+The counts, caps and health live in ``pool_state``: on Redis when there is one, shared by every
+worker process and machine (a request in flight is a lease that lapses if its worker dies); in
+this process otherwise. Nothing here is bound to an event loop: Celery's thread pool runs one
+loop per task.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import threading
 import time
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
 
 import httpx
+from django.conf import settings
 from django.core.cache import cache
 
 from arena.backends.base import (
@@ -31,6 +35,14 @@ from arena.backends.base import (
     Routed,
     StreamError,
     TextDelta,
+)
+from arena.backends.http import SecretMissing, secret
+from arena.backends.pool_state import (
+    RENEW_S,
+    LocalState,
+    RedisState,
+    Replica,
+    state_for_process,
 )
 
 RETRYABLE = {"server", "timeout", "protocol", "rate_limited"}
@@ -86,81 +98,44 @@ def replica_urls(settings: dict) -> list[str]:
 
 
 @dataclass
-class Replica:
-    url: str
-    cap: int
-    health_url: str
-    settings: dict = field(default_factory=dict)  # per-replica overrides (key, headers, ...)
-    in_flight: int = 0
-    failures: int = 0
-    down: bool = False
-    served: int = 0
-
-    def snapshot(self) -> dict:
-        return {
-            "in_flight": self.in_flight,
-            "down": self.down,
-            "failures": self.failures,
-            "served": self.served,
-            "updated": time.time(),
-        }
-
-
-@dataclass
 class Pool:
     replicas: list[Replica]
+    state: LocalState | RedisState
     fail_threshold: int = 3
     probe_interval_s: float = 5.0
+    slow_start_s: float = 10.0
     lock: threading.Lock = field(default_factory=threading.Lock)
     _prober: threading.Thread | None = None
 
-    def try_acquire(self, exclude: set[str]) -> Replica | None | bool:
-        """A replica with a free slot; False when healthy ones exist but all are at their cap;
-        None when no healthy replica is left to try."""
-        with self.lock:
-            healthy = [r for r in self.replicas if not r.down and r.url not in exclude]
-            if not healthy:
-                return None
-            free = [r for r in healthy if r.in_flight < r.cap]
-            if not free:
-                return False
-            best = min(free, key=lambda r: (r.in_flight, r.served))
-            best.in_flight += 1
-            best.served += 1
-            snapshot = best.snapshot()
-        _publish(best.url, snapshot)
-        return best
-
-    async def acquire(self, exclude: set[str]) -> Replica | None:
+    async def acquire(self, exclude: set[str]) -> tuple[Replica, str] | None:
+        """A replica and the lease on one of its slots, waiting in line while every healthy
+        one is at its cap; None when no healthy replica is left to try."""
         while True:
-            got = self.try_acquire(exclude)
+            got = await self.state.acquire(self.replicas, exclude, self.slow_start_s)
             if got is not False:
+                if got is not None:
+                    self._publish(got[0])
                 return got  # type: ignore[return-value]
-            await asyncio.sleep(QUEUE_POLL_S)  # every replica is at its cap: wait in line
+            await asyncio.sleep(QUEUE_POLL_S)
 
-    def release(self, replica: Replica, *, failed: bool | None) -> None:
+    async def release(self, replica: Replica, token: str, *, failed: bool | None) -> None:
         """``failed``: True for a replica fault, False for a success, None for neither."""
-        start_probe = False
-        with self.lock:
-            replica.in_flight -= 1
-            if failed is True:
-                replica.failures += 1
-                if replica.failures >= self.fail_threshold and not replica.down:
-                    replica.down = True
-                    start_probe = True
-            elif failed is False:
-                replica.failures = 0
-            snapshot = replica.snapshot()
-        _publish(replica.url, snapshot)
-        if start_probe:
+        went_down = await self.state.release(
+            replica, token, failed=failed, threshold=self.fail_threshold
+        )
+        self._publish(replica)
+        if went_down:
             self._ensure_prober()
 
-    def mark_up(self, replica: Replica) -> None:
-        with self.lock:
-            replica.down = False
-            replica.failures = 0
-            snapshot = replica.snapshot()
-        _publish(replica.url, snapshot)
+    def is_down(self, replica: Replica) -> bool:
+        return self.state.is_down(replica)
+
+    def _publish(self, replica: Replica) -> None:
+        if isinstance(self.state, LocalState):  # on Redis, the state itself is what is read
+            try:
+                cache.set(cache_key(replica.url), self.state.snapshot(replica), timeout=3600)
+            except Exception:  # the admin's view of the pool must never fail a request
+                pass
 
     def _ensure_prober(self) -> None:
         with self.lock:
@@ -175,88 +150,132 @@ class Pool:
         with httpx.Client(timeout=2.0) as client:
             while True:
                 time.sleep(self.probe_interval_s)
-                with self.lock:
-                    down = [r for r in self.replicas if r.down]
+                down = [r for r in self.replicas if self.state.is_down(r)]
                 if not down:
                     return
                 for replica in down:
-                    if probe(client, replica.health_url):
-                        self.mark_up(replica)
+                    if probe(client, replica.health):
+                        self.state.mark_up(replica)
+                        self._publish(replica)
 
 
-def probe(client: httpx.Client, url: str) -> bool:
+def probe(client: httpx.Client, health: dict) -> bool:
+    """Whether a replica answers its health check as it should."""
     try:
-        return client.get(url).status_code == 200
+        response = client.request(
+            health["method"], health["url"], headers=health.get("headers") or {}
+        )
     except httpx.HTTPError:
         return False
+    expected = health.get("status", "2xx")
+    if expected == "2xx":
+        return 200 <= response.status_code < 300
+    return response.status_code == int(expected)
 
 
-def _publish(url: str, snapshot: dict) -> None:
-    try:
-        cache.set(cache_key(url), snapshot, timeout=3600)
-    except Exception:  # the admin's view of the pool must never fail a request
-        pass
+def live_state(url: str) -> dict | None:
+    """A replica's live state (in flight, down, failures) for the admin, or None when none
+    has been recorded."""
+    if settings.REDIS_URL:
+        found = RedisState(settings.REDIS_URL).snapshot(Replica(url, 1, {}))
+        return found if found["in_flight"] or found["down"] or found["failures"] else None
+    return cache.get(cache_key(url))
 
 
 _pools: dict[tuple, Pool] = {}
 _pools_lock = threading.Lock()
 
 
-def pool_for(settings: dict) -> Pool:
-    """The process-wide pool for these replicas (one per distinct replica set)."""
+def pool_for(settings: dict, factory: Callable[[dict], Backend] | None = None) -> Pool:
+    """The process-wide pool for these replicas (one per distinct replica set); its state is
+    shared by every process through Redis when there is one."""
     replicas = settings["replicas"]
     key = tuple(sorted(replica_url(r) for r in replicas))
     with _pools_lock:
         pool = _pools.get(key)
         if pool is None:
             default_cap = int(settings.get("max_concurrency", 8))
+            base = {k: v for k, v in settings.items() if k != "replicas"}
             pool = Pool(
                 replicas=[
                     Replica(
                         url=replica_url(r),
                         cap=int(r.get("max_concurrency", default_cap)),
-                        health_url=str(r.get("health_url") or _health_url(r["base_url"])),
+                        health=health_check({**base, **r}, factory),
                         settings={k: v for k, v in r.items() if k != "base_url"},
                     )
                     for r in replicas
                 ],
+                state=state_for_process(),
                 fail_threshold=int(settings.get("fail_threshold", 3)),
                 probe_interval_s=float(settings.get("probe_interval_s", 5.0)),
+                slow_start_s=float(settings.get("slow_start_s", 10.0)),
             )
             _pools[key] = pool
         return pool
 
 
-def _health_url(base_url: str) -> str:
-    base = str(base_url).rstrip("/")
-    root = base[: -len("/v1")] if base.endswith("/v1") else base
-    return root + "/health"
+def pools_forget(urls: list[str]) -> None:
+    """Forget these replicas' pools and shared state: for tests, whose servers' ports a later
+    test may be given again."""
+    with _pools_lock:
+        for key in [k for k in _pools if set(k) & set(urls)]:
+            del _pools[key]
+    if settings.REDIS_URL:
+        RedisState(settings.REDIS_URL).forget(urls)
+
+
+def health_check(settings: dict, factory: Callable[[dict], Backend] | None = None) -> dict:
+    """How a replica is probed back up: ``health`` settings (path, method, status "2xx" or a
+    code, auth: send the model's key) over the defaults, "any 2xx from GET /v1/models" with
+    the key, which every OpenAI-compatible server answers (llama.cpp's ``/health`` wants the
+    key, Ollama has none). ``health_url`` (older settings) probes that URL for a 200."""
+    if settings.get("health_url"):
+        return {"url": str(settings["health_url"]), "method": "GET", "status": 200}
+    spec = {"path": "/models", "method": "GET", "status": "2xx", "auth": True,
+            **(settings.get("health") or {})}  # fmt: skip
+    base = str(settings["base_url"]).rstrip("/")
+    path = str(spec["path"])
+    url = path if path.startswith(("http://", "https://")) else base + "/" + path.lstrip("/")
+    headers: dict[str, str] = {}
+    if spec["auth"] and factory is not None:
+        backend = factory(settings)
+        try:
+            key = secret(getattr(backend, "settings", settings))
+        except SecretMissing:
+            key = None
+        if key and hasattr(backend, "auth_headers"):
+            headers = dict(backend.auth_headers(key))
+    return {"url": url, "method": str(spec["method"]).upper(), "status": spec["status"],
+            "headers": headers}  # fmt: skip
 
 
 class PooledBackend:
     def __init__(self, settings: dict, factory: Callable[[dict], Backend]) -> None:
         self.settings = settings
         self.factory = factory
-        self.pool = pool_for(settings)
+        self.pool = pool_for(settings, factory)
 
     async def stream(self, request: ChatRequest) -> AsyncIterator[Event]:
         tried: set[str] = set()
         base = {k: v for k, v in self.settings.items() if k != "replicas"}
         last_error: StreamError | None = None
         for attempt in (1, 2):
-            replica = await self.pool.acquire(tried)
-            if replica is None and _may_wait(last_error):
+            got = await self.pool.acquire(tried)
+            if got is None and _may_wait(last_error):
                 # No other replica to try: honour Retry-After, then try the same one again.
                 await asyncio.sleep(last_error.retry_after_s)  # type: ignore[union-attr]
-                replica = await self.pool.acquire(set())
-            if replica is None:
+                got = await self.pool.acquire(set())
+            if got is None:
                 yield last_error or StreamError("server", "No healthy replica is available.")
                 return
+            replica, token = got
             tried.add(replica.url)
             backend = self.factory({**base, **replica.settings, "base_url": replica.url})
             failed: bool | None = True  # a stream that just stops is the replica's fault
             got_text = False
             retry = False
+            renewing = asyncio.ensure_future(self._renew(replica, token))
             try:
                 yield Routed(replica.url)
                 async for event in backend.stream(request):
@@ -277,6 +296,14 @@ class PooledBackend:
                 failed = None  # the caller stopped reading (a cap or a deadline), not a fault
                 raise
             finally:
-                self.pool.release(replica, failed=failed)
+                renewing.cancel()
+                await self.pool.release(replica, token, failed=failed)
             if not retry:
                 return
+
+    async def _renew(self, replica: Replica, token: str) -> None:
+        """Keep this request's lease while it streams (a killed worker's lapses)."""
+        while True:
+            await asyncio.sleep(RENEW_S)
+            with contextlib.suppress(Exception):  # Redis away: the next renewal may land
+                await self.pool.state.renew([(replica, token)])

@@ -85,6 +85,8 @@ class MockServer(HTTPServer):
         if path == "/health" and method == "GET":
             status = 200 if self.healthy else 503
             return await self._send(writer, status, {"status": "ok" if self.healthy else "down"})
+        if not self.healthy and method == "GET":  # a replica that is down answers nothing
+            return await self._send(writer, 503, {"error": {"message": "Replica unavailable."}})
         if path == "/v1/models" and method == "GET":
             data = [{"id": m, "object": "model", "owned_by": "mock"} for m in sorted(self.models)]
             return await self._send(writer, 200, {"object": "list", "data": data})

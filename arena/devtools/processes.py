@@ -84,15 +84,19 @@ class DaphneServer:
 class CeleryProcess:
     """``celery -A arena worker`` (threads, the README's shape) or ``celery -A arena beat``."""
 
-    def __init__(self, kind: str, log: Path, *, env: dict[str, str], queues: str = "") -> None:
+    def __init__(
+        self, kind: str, log: Path, *, env: dict[str, str], queues: str = "", concurrency: int = 8
+    ) -> None:
         self.kind, self.log_path, self.env, self.queues = kind, log, env, queues
+        self.concurrency = concurrency
         self.proc: subprocess.Popen | None = None
         self.schedule = Path(tempfile.mkdtemp(prefix="arena-beat-")) / "schedule"
 
     def start(self) -> None:
         args = [sys.executable, "-m", "celery", "-A", "arena", self.kind, "-l", "warning"]
         if self.kind == "worker":
-            args += ["-Q", self.queues, "-P", "threads", "-c", "8", "--without-gossip",
+            args += ["-Q", self.queues, "-P", "threads", "-c", str(self.concurrency),
+                     "--without-gossip",
                      "--without-mingle", "--without-heartbeat"]  # fmt: skip
         else:
             args += ["--schedule", str(self.schedule)]

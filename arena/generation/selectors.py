@@ -5,9 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from django.conf import settings
-from django.core.cache import cache
 
-from arena.backends.pools import cache_key, replica_urls
+from arena.backends.pools import live_state, replica_urls
 from arena.battles.models import Answer
 from arena.catalog.models import ModelEntry
 
@@ -53,7 +52,7 @@ def replica_stats(*, model: ModelEntry, window: int = 200) -> list[ReplicaStats]
             if tps and mean_tokens is not None and ttft is not None
             else None
         )
-        live = cache.get(cache_key(url)) if url else None
+        live = live_state(url) if url else None
         rows.append(
             ReplicaStats(
                 replica=url or "in-process",

@@ -25,8 +25,10 @@ CHUNK_ERRORS = [
     ({"code": 404, "message": "The model `llama-9` does not exist."}, "bad_request"),
     ({"type": "invalid_request_error", "message": "unknown field top_q"}, "bad_request"),
     ({"code": "BadRequestError", "message": "extra fields not permitted"}, "bad_request"),
-    ({"code": 400, "message": "This model's maximum context length is 8192 tokens"},
-     "context_length"),  # fmt: skip
+    (
+        {"code": 400, "message": "This model's maximum context length is 8192 tokens"},
+        "context_length",
+    ),  # fmt: skip
     ({"type": "authentication_error", "message": "invalid x-api-key"}, "auth"),
     ({"code": 429, "message": "slow down"}, "rate_limited"),
     ({"code": 502, "message": "Provider returned error: upstream connection reset"}, "server"),
@@ -46,8 +48,10 @@ async def test_an_error_inside_a_stream_is_classified_by_its_code_and_type(serve
     [
         {"error": {"message": "prompt is too long: 210000 tokens > 200000 maximum"}},
         {"error": {"message": "the request exceeds the available context size"}},
-        {"error": "Input validation error: `inputs` tokens + `max_new_tokens` must be <= 4096. "
-                  "Given: 5000 (too many tokens)"},
+        {
+            "error": "Input validation error: `inputs` tokens + `max_new_tokens` must be <= 4096. "
+            "Given: 5000 (too many tokens)"
+        },
     ],  # fmt: skip
 )
 async def test_over_long_prompts_are_context_length_in_every_servers_wording(server, body):
@@ -81,8 +85,14 @@ async def test_a_connection_the_server_dropped_after_an_error_does_not_fail_the_
     # uvicorn-based servers keep the connection after a 500 (no "Connection: close") and
     # then drop it: the next, unrelated request must not fail on it.
     server.queued = [
-        Canned(status=500, body=b'{"error": "boom"}', content_type="application/json",
-               framing="length", split=None, poisoned=True)  # fmt: skip
+        Canned(
+            status=500,
+            body=b'{"error": "boom"}',
+            content_type="application/json",
+            framing="length",
+            split=None,
+            poisoned=True,
+        )  # fmt: skip
     ]
     server.response = Canned.sse("vllm.sse")
     adapter = backend_for("openai_compatible", {"base_url": server.url})

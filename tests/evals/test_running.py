@@ -80,8 +80,10 @@ async def test_a_piece_taken_over_by_another_worker_stops(server, staff):
 def test_a_piece_whose_worker_keeps_stopping_fails_the_run(transactional_db, staff):
     from tests.helpers import make_judge, make_model
 
-    a, base, judge = make_model("A", "a-1", vendor="a"), make_model("B", "b-1", vendor="b"), (
-        make_judge()
+    a, base, judge = (
+        make_model("A", "a-1", vendor="a"),
+        make_model("B", "b-1", vendor="b"),
+        (make_judge()),
     )
     run = services.eval_create(
         user=staff, name="x", prompts=PROMPTS[:1], model_ids=[a.pk], baseline_id=base.pk,
@@ -129,8 +131,10 @@ async def test_a_cost_budget_counts_answers_and_the_judge_and_stops_the_run(serv
 def test_runs_that_cannot_be_run_are_refused_with_the_reason(transactional_db, staff):
     from tests.helpers import make_judge, make_model
 
-    a, base, judge = make_model("A", "a-1", vendor="a"), make_model("B", "b-1", vendor="b"), (
-        make_judge()
+    a, base, judge = (
+        make_model("A", "a-1", vendor="a"),
+        make_model("B", "b-1", vendor="b"),
+        (make_judge()),
     )
     sibling = make_model("Judge's cousin", "mock-judge-2", vendor="mock-judge")
     run = {"user": staff, "name": "x", "prompts": PROMPTS, "baseline_id": base.pk,
