@@ -87,6 +87,9 @@ class MockServer(HTTPServer):
             return await self._send(writer, status, {"status": "ok" if self.healthy else "down"})
         if not self.healthy and method == "GET":  # a replica that is down answers nothing
             return await self._send(writer, 503, {"error": {"message": "Replica unavailable."}})
+        if self.api_key and request.headers.get("authorization") != f"Bearer {self.api_key}":
+            if method == "GET" and path.startswith("/v1/"):  # no model list without the key
+                return await self._send(writer, 401, {"error": {"message": "Invalid API key."}})
         if path == "/v1/models" and method == "GET":
             data = [{"id": m, "object": "model", "owned_by": "mock"} for m in sorted(self.models)]
             return await self._send(writer, 200, {"object": "list", "data": data})
