@@ -12,7 +12,7 @@ from collections.abc import AsyncIterator
 
 import httpx
 
-from arena.backends.base import ChatRequest, Event, Finished, StreamError, TextDelta
+from arena.backends.base import ChatRequest, Event, Finished, Identified, StreamError, TextDelta
 from arena.backends.http import HTTPBackend, classify_payload, json_object, sse_events
 
 DEFAULT_BASE_URL = "https://api.anthropic.com/v1"
@@ -82,7 +82,9 @@ class AnthropicBackend(HTTPBackend):
             kind = payload.get("type") or name
             if kind == "message_start":
                 message = payload.get("message") or {}
-                request_id = message.get("id") or request_id
+                if message.get("id"):
+                    request_id = message["id"]
+                    yield Identified(request_id)
                 input_tokens = _input_tokens(message.get("usage") or {}, input_tokens)
             elif kind == "content_block_start":
                 block = payload.get("content_block") or {}

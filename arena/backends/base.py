@@ -64,7 +64,16 @@ class Routed:
     replica: str
 
 
-Event = TextDelta | Finished | StreamError | Routed
+@dataclass(frozen=True)
+class Identified:
+    """The server's id for this request, when it is first known (a header, a chunk's id):
+    kept with the answer even when it ends in an error or is cut."""
+
+    request_id: str
+
+
+Event = TextDelta | Finished | StreamError | Routed | Identified
+TERMINAL = (Finished, StreamError)  # a stream's last event
 
 
 class Backend(Protocol):

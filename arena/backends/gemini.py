@@ -14,7 +14,7 @@ from collections.abc import AsyncIterator
 
 import httpx
 
-from arena.backends.base import ChatRequest, Event, Finished, StreamError, TextDelta
+from arena.backends.base import ChatRequest, Event, Finished, Identified, StreamError, TextDelta
 from arena.backends.http import HTTPBackend, classify_payload, json_object, sse_events
 
 DEFAULT_BASE_URL = "https://generativelanguage.googleapis.com/v1beta"
@@ -75,7 +75,9 @@ class GeminiBackend(HTTPBackend):
             if chunk.get("error"):
                 yield _chunk_error(chunk["error"])
                 return
-            request_id = chunk.get("responseId") or request_id
+            if chunk.get("responseId") and chunk["responseId"] != request_id:
+                request_id = chunk["responseId"]
+                yield Identified(request_id)
             usage = chunk.get("usageMetadata") or usage
             blocked = (chunk.get("promptFeedback") or {}).get("blockReason")
             if blocked:

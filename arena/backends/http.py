@@ -14,7 +14,7 @@ from pathlib import Path
 
 import httpx
 
-from arena.backends.base import ChatRequest, ErrorKind, Event, StreamError, TextDelta
+from arena.backends.base import TERMINAL, ChatRequest, ErrorKind, Event, Identified, StreamError
 
 DEFAULT_TIMEOUT_S = 60.0
 _clients: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, httpx.AsyncClient] = (
@@ -131,8 +131,11 @@ async def post_stream(
     parse: Callable[[httpx.Response], AsyncIterator[Event]],
     refine: Callable[[StreamError, str], StreamError] | None = None,
     params: dict[str, str] | None = None,
+    complete: Callable[[object], list[Event]] | None = None,
 ) -> AsyncIterator[Event]:
-    """POST, then stream the vendor's events until the first terminal one.
+    """POST, then stream the vendor's events until the first terminal one. A server that
+    answers with one JSON body instead of a stream is read by ``complete``, when the vendor
+    has one, else reported as such.
 
     A request that fails before any response byte arrived is sent once more, on a fresh
     connection (one attempt, as far as pools and retries are concerned). ``refine`` may
@@ -155,9 +158,19 @@ async def post_stream(
                             error = refine(error, response.content.decode("utf-8", "replace"))
                         yield scrub(error, key)
                         return
+                    header_id = response.headers.get("x-request-id") or response.headers.get(
+                        "request-id"
+                    )
+                    if header_id:
+                        yield Identified(header_id)
+                    kind = response.headers.get("content-type", "")
+                    if "json" in kind and "event-stream" not in kind:
+                        for event in _completed(await response.aread(), complete):
+                            yield scrub(event, key)
+                        return
                     async for event in parse(response):
                         yield scrub(event, key)
-                        if not isinstance(event, TextDelta):
+                        if isinstance(event, TERMINAL):
                             return
                 return
             except _STALE_CONNECTION as exc:
@@ -170,6 +183,24 @@ async def post_stream(
     finally:
         if fresh is not None:
             await fresh.aclose()
+
+
+def _completed(body: bytes, complete: Callable[[object], list[Event]] | None) -> list[Event]:
+    """A whole JSON answer to a streamed request, as the events it amounts to."""
+    try:
+        data = json.loads(body)
+    except ValueError:
+        return [StreamError("protocol", "The backend sent JSON that does not parse.")]
+    if isinstance(data, dict) and data.get("error"):
+        error = data["error"]
+        message = error.get("message", "error") if isinstance(error, dict) else str(error)
+        return [StreamError(classify_payload(error), f"HTTP 200: {message}"[:300])]
+    events = complete(data) if complete is not None else []
+    if not any(isinstance(e, TERMINAL) for e in events):
+        events.append(StreamError(
+            "protocol", "The backend answered with one JSON body, not an event stream."
+        ))  # fmt: skip
+    return events
 
 
 def with_default_key(settings: dict, env_name: str) -> dict:
@@ -216,6 +247,10 @@ class HTTPBackend:
         """Re-classify an HTTP error from its body; vendors word some kinds their own way."""
         return error
 
+    def complete(self, data: object) -> list[Event]:
+        """A whole (unstreamed) answer in the vendor's JSON, as events; none by default."""
+        return []
+
     def headers(self, key: str | None) -> dict[str, str]:
         # The vendor's auth headers come last, so extra settings headers cannot replace them.
         return {
@@ -245,6 +280,7 @@ class HTTPBackend:
             key=key,
             parse=self.parse,
             refine=self.refine,
+            complete=self.complete,
         ):
             yield event
 

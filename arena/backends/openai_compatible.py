@@ -12,7 +12,7 @@ from collections.abc import AsyncIterator
 
 import httpx
 
-from arena.backends.base import ChatRequest, Event, Finished, StreamError, TextDelta
+from arena.backends.base import ChatRequest, Event, Finished, Identified, StreamError, TextDelta
 from arena.backends.http import HTTPBackend, classify_payload, json_object, sse_events
 
 FINISH_ERRORS = {"content_filter": "content_filter", "refusal": "refused"}
@@ -61,9 +61,13 @@ class OpenAICompatibleBackend(HTTPBackend):
                     classify_payload(err), f"The backend failed mid-stream: {message}"[:300]
                 )
                 return
-            request_id = chunk.get("id") or request_id
+            if chunk.get("id") and chunk["id"] != request_id:
+                request_id = chunk["id"]
+                yield Identified(request_id)
             usage = chunk.get("usage") or usage
             for choice in chunk.get("choices") or []:
+                if choice.get("index", 0) != 0:
+                    continue  # one answer was asked for; a server sending more, the first
                 delta = choice.get("delta") or {}
                 text = delta.get("content")
                 if text:
@@ -76,6 +80,20 @@ class OpenAICompatibleBackend(HTTPBackend):
         if finish is not None:
             # Some servers end after the finish chunk without [DONE]; the finish is terminal.
             yield _finished(finish, usage, request_id)
+
+    def complete(self, data: object) -> list[Event]:
+        """A ``chat.completion`` object: servers and proxies that ignore ``stream: true``."""
+        if not isinstance(data, dict):
+            return []
+        choices = [c for c in data.get("choices") or [] if c.get("index", 0) == 0]
+        if not choices:
+            return []
+        text = (choices[0].get("message") or {}).get("content") or ""
+        finish = choices[0].get("finish_reason") or "stop"
+        events: list[Event] = [Identified(data["id"])] if data.get("id") else []
+        if text:
+            events.append(TextDelta(text))
+        return [*events, _finished(finish, data.get("usage"), data.get("id"))]
 
 
 def _finished(finish: str, usage: dict | None, request_id: str | None) -> Event:

@@ -28,6 +28,7 @@ from django.conf import settings
 from django.core.cache import cache
 
 from arena.backends.base import (
+    TERMINAL,
     Backend,
     ChatRequest,
     Event,
@@ -290,7 +291,7 @@ class PooledBackend:
                             retry = True
                             break
                     yield event
-                    if not isinstance(event, TextDelta):
+                    if isinstance(event, TERMINAL):
                         return
             except GeneratorExit:
                 failed = None  # the caller stopped reading (a cap or a deadline), not a fault

@@ -13,7 +13,15 @@ import time
 from collections.abc import Awaitable, Callable
 from dataclasses import asdict, dataclass
 
-from arena.backends.base import Backend, ChatRequest, Finished, Routed, StreamError, TextDelta
+from arena.backends.base import (
+    Backend,
+    ChatRequest,
+    Finished,
+    Identified,
+    Routed,
+    StreamError,
+    TextDelta,
+)
 from arena.core.text import estimate_tokens, text_clean
 
 log = logging.getLogger(__name__)
@@ -55,6 +63,7 @@ async def stream_answer(
     error: StreamError | None = None
     truncated = False
     replica = ""
+    request_id: str | None = None
     try:
         # aclosing: a stream left early (cap, error) closes its HTTP response now, not at GC.
         async with (
@@ -64,6 +73,8 @@ async def stream_answer(
             async for event in events:
                 if isinstance(event, Routed):
                     replica = event.replica
+                elif isinstance(event, Identified):
+                    request_id = event.request_id
                 elif isinstance(event, TextDelta):
                     text = text_clean(event.text)[: max_chars - size]
                     if not text:
@@ -111,13 +122,14 @@ async def stream_answer(
         # it is estimated like a count never sent, never priced as $0 "known".
         result.input_tokens = finished.input_tokens or None
         result.output_tokens = (finished.output_tokens or None) if text else finished.output_tokens
-        result.request_id = finished.request_id
+        result.request_id = finished.request_id or request_id
     if result.output_tokens is None:
         result.output_tokens = estimate_tokens(text)
         result.tokens_estimated = True
     if result.input_tokens is None:
         result.input_tokens = estimate_tokens("".join(m.content for m in request.messages))
         result.tokens_estimated = True
+    result.request_id = result.request_id or request_id
     if error is not None:
         result.status = "partial" if text else "error"
         result.error_kind = error.kind

@@ -103,3 +103,52 @@ async def test_a_connection_the_server_dropped_after_an_error_does_not_fail_the_
     second, _ = await run(adapter)
     assert second.status == "ok" and second.text.startswith("Seven")
     assert len(server.requests) == 2  # the dropped try is never answered; the fresh one is
+
+
+# What servers send that is not quite a stream ------------------------------------------------
+
+COMPLETION = {
+    "id": "chatcmpl-9x", "object": "chat.completion", "model": "m",
+    "choices": [{"index": 0, "message": {"role": "assistant", "content": "Seven is prime."},
+                 "finish_reason": "stop"}],
+    "usage": {"prompt_tokens": 12, "completion_tokens": 4, "total_tokens": 16},
+}  # fmt: skip
+
+
+async def test_one_json_answer_to_a_streamed_request_is_read_as_the_answer_it_is(server):
+    server.response = Canned.json(200, COMPLETION)
+    result, _ = await run(backend_for("openai_compatible", {"base_url": server.url}))
+    assert (result.status, result.text, result.finish_reason) == ("ok", "Seven is prime.", "stop")
+    assert (result.input_tokens, result.output_tokens, result.request_id) == (12, 4, "chatcmpl-9x")
+
+
+async def test_a_json_error_in_a_200_is_classified_and_other_json_is_named_for_what_it_is(server):
+    server.response = Canned.json(200, {"error": {"code": 404, "message": "no model llama-9"}})
+    result, _ = await run(backend_for("openai_compatible", {"base_url": server.url}))
+    assert (result.status, result.error_kind) == ("error", "bad_request")
+    server.response = Canned.json(200, {"hello": "world"})
+    result, _ = await run(backend_for("openai_compatible", {"base_url": server.url}))
+    assert result.error_kind == "protocol" and "one JSON body" in result.error_message
+
+
+async def test_a_cut_stream_keeps_the_request_id_that_arrived(server):
+    body = (
+        b'data: {"id":"chatcmpl-cut","choices":[{"index":0,"delta":{"content":"Seven"}}]}\n\n'
+        b'data: {"id":"chatcmpl-cut","choices":[{"index":0,"delta":{"content":" is"}}]}\n\n'
+    )
+    server.response = Canned(body=body, headers={"x-request-id": "req-7"}, cut_at=len(body))
+    result, _ = await run(backend_for("openai_compatible", {"base_url": server.url}))
+    assert (result.status, result.text) == ("partial", "Seven is")
+    assert result.request_id == "chatcmpl-cut"  # the chunks' id, over the header's
+
+
+async def test_only_the_first_choice_is_the_answer(server):
+    body = (
+        b'data: {"id":"c","choices":[{"index":1,"delta":{"content":"Other. "}}]}\n\n'
+        b'data: {"id":"c","choices":[{"index":0,"delta":{"content":"Seven."}}]}\n\n'
+        b'data: {"id":"c","choices":[{"index":0,"delta":{},"finish_reason":"stop"}]}\n\n'
+        b"data: [DONE]\n\n"
+    )
+    server.response = Canned(body=body)
+    result, _ = await run(backend_for("openai_compatible", {"base_url": server.url}))
+    assert (result.status, result.text) == ("ok", "Seven.")

@@ -87,6 +87,7 @@ OPENAI_COMPATIBLE = Vendor(
             "Seventeen is prime",
             error_kind="server",
             first="Seventeen",
+            request_id="gen-1751900000-q9ZtS2kVbN4xWc7YhL1m",  # kept on an error
         ),
     ),
     cuts=(Cut("vllm.sse", '" divisors"', "Seven is prime: its only"),),
@@ -200,6 +201,7 @@ ANTHROPIC = Vendor(
             "Twenty-three is prime because",
             error_kind="server",
             first="Twenty-three",
+            request_id="msg_01Hq7yZ3cV8bN2mK5pL9rT4w",  # kept on an error
         ),
         Stream(
             "anthropic_thinking.sse",
@@ -269,6 +271,7 @@ GEMINI = Vendor(
             "Here is an overview",
             error_kind="content_filter",
             first="Here is an overview",
+            request_id="Kx8rbLm2O6u1qtsPz5eBiA0",  # kept on an error
         ),
         Stream(
             "gemini_thinking.sse",
