@@ -76,6 +76,7 @@ def run(coro: Awaitable[T]) -> T:
     """Run probes on a fresh event loop from synchronous code (a management command)."""
 
     async def main() -> T:
+        shared_client()  # made before any probe starts its clock, as a worker's is long before
         try:
             return await coro
         finally:
