@@ -208,6 +208,10 @@ class MockBackend:
                 return
         text = judge_reply(request, s) if s.judge else answer_text(request.model_id, request, s)
         chunks = list(word_chunks(text))
+        # A chunk is a token here: never more than max_tokens, cut as a real server cuts.
+        limit = int(request.params.get("max_tokens") or 0)
+        cut = 0 < limit < len(chunks)
+        chunks = chunks[:limit] if cut else chunks
         prompt_tokens = sum(len(m.content.split()) for m in request.messages)
         ttft = s.ttft_ms * (20 if s.misbehaviour == "slow_first_token" else 1)
         await asyncio.sleep(ttft / 1000)
@@ -236,7 +240,7 @@ class MockBackend:
             await asyncio.sleep(delay)
         if s.misbehaviour == "no_usage":
             yield Finished("stop", None, None, request_id="mock-no-usage")
-        elif s.misbehaviour == "incomplete":
+        elif s.misbehaviour == "incomplete" or cut:
             yield Finished("length", prompt_tokens, len(chunks))
         else:
             yield Finished("stop", prompt_tokens, len(chunks), request_id="mock")

@@ -20,6 +20,7 @@ from arena.backends.base import ChatRequest, Finished, Message, StreamError, Tex
 from arena.backends.mock import MockBackend
 from arena.catalog.models import standard_params
 from arena.devtools.http_server import HTTPServer, Request, response_head
+from arena.devtools.mock_vendors import anthropic_messages, gemini_stream
 
 REASONS = {
     200: "OK",
@@ -93,6 +94,13 @@ class MockServer(HTTPServer):
         if path == "/v1/models" and method == "GET":
             data = [{"id": m, "object": "model", "owned_by": "mock"} for m in sorted(self.models)]
             return await self._send(writer, 200, {"object": "list", "data": data})
+        if path == "/v1/messages" and method == "POST":
+            self.attempts += 1
+            return await anthropic_messages(self, request, writer)
+        if path.endswith(":streamGenerateContent") and method == "POST":
+            self.attempts += 1  # /v1beta/models/{model}:... (or /v1/, as the SDK may ask)
+            model = path.split("/models/", 1)[-1].removesuffix(":streamGenerateContent")
+            return await gemini_stream(self, request, writer, model)
         if path != "/v1/chat/completions":
             return await self._send(writer, 404, {"error": {"message": f"No route {path}"}})
         if method != "POST":
@@ -109,6 +117,12 @@ class MockServer(HTTPServer):
             model = str(payload["model"])
         except (ValueError, KeyError, TypeError):
             return await self._send(writer, 400, {"error": {"message": "Malformed request."}})
+        if self.models and model not in self.models:
+            # As vLLM and OpenAI answer a model id they do not serve.
+            return await self._send(writer, 404, {"error": {
+                "message": f"The model `{model}` does not exist.", "type": "NotFoundError",
+                "code": 404,
+            }})  # fmt: skip
         settings = {**self.default, **self.models.get(model, {})}
         if settings.get("misbehaviour") == "rate_limited":
             return await self._send(

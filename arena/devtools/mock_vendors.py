@@ -1,0 +1,185 @@
+"""The mock model over Anthropic's Messages and Gemini's ``streamGenerateContent`` streaming
+protocols, beside the mock server's OpenAI-compatible one: the same deterministic answers, in
+the events each vendor sends (as their captured streams in tests/fixtures/streams show), so
+those adapters and the vendors' own SDKs are tried against a live server, not only replays."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import uuid
+
+from arena.backends.base import ChatRequest, Finished, Message, StreamError, TextDelta
+from arena.backends.mock import MockBackend
+from arena.devtools.http_server import Request, response_head
+
+STOP_REASONS = {"stop": "end_turn", "length": "max_tokens"}  # ours -> Anthropic's
+FINISH_REASONS = {"stop": "STOP", "length": "MAX_TOKENS"}  # ours -> Gemini's
+ERROR_TYPES = {"bad_request": "invalid_request_error", "auth": "authentication_error",
+               "rate_limited": "rate_limit_error", "server": "api_error"}  # fmt: skip
+HTTP_STATUS = {"bad_request": 400, "auth": 401, "rate_limited": 429, "server": 500}
+
+
+def _sse(writer: asyncio.StreamWriter, name: str | None, data: dict) -> None:
+    head = f"event: {name}\n" if name else ""
+    writer.write(f"{head}data: {json.dumps(data)}\n\n".encode())
+
+
+def _begin(writer: asyncio.StreamWriter, request_id: str, header: str, reasons) -> None:
+    head = [("Content-Type", "text/event-stream"), ("Cache-Control", "no-cache"),
+            ("Connection", "close"), (header, request_id)]  # fmt: skip
+    writer.write(response_head(200, head, reasons))
+
+
+def _text(content: object) -> str:
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):  # content blocks / parts
+        return "".join(str(b.get("text", "")) for b in content if isinstance(b, dict))
+    return ""
+
+
+async def anthropic_messages(server, request: Request, writer: asyncio.StreamWriter) -> None:
+    """``POST /v1/messages`` with ``stream: true``: message_start, a text block's deltas,
+    message_delta (stop reason, output tokens), message_stop."""
+    bearer = request.headers.get("authorization", "").removeprefix("Bearer ")
+    if server.api_key and server.api_key not in (request.headers.get("x-api-key"), bearer):
+        return await _error(server, writer, "auth", "invalid x-api-key", anthropic=True)
+    try:
+        body = json.loads(request.body)
+        model, max_tokens = str(body["model"]), int(body["max_tokens"])
+        messages = [Message(m["role"], _text(m["content"])) for m in body["messages"]]
+    except (ValueError, KeyError, TypeError):
+        return await _error(server, writer, "bad_request", "malformed request", anthropic=True)
+    if body.get("system"):
+        messages.insert(0, Message("system", _text(body["system"])))
+    if server.models and model not in server.models:
+        return await _error(server, writer, "bad_request", f"model: {model}", anthropic=True,
+                            status=404, name="not_found_error")  # fmt: skip
+    params = {"max_tokens": max_tokens, **{k: body[k] for k in ("temperature", "top_p")
+                                          if k in body}}  # fmt: skip
+    chat = ChatRequest(model, tuple(messages), params)
+    msg_id = f"msg_{uuid.uuid4().hex[:24]}"
+    started = False
+    async for event in MockBackend({**server.default, **server.models.get(model, {})}).stream(chat):
+        if isinstance(event, StreamError) and not started:
+            return await _error(server, writer, event.kind, event.message, anthropic=True)
+        if not started:
+            started = True
+            _begin(writer, msg_id, "request-id", {200: "OK"})
+            prompt = sum(len(m.content.split()) for m in messages)
+            _sse(writer, "message_start", {"type": "message_start", "message": {
+                "id": msg_id, "type": "message", "role": "assistant", "model": model,
+                "content": [], "stop_reason": None,
+                "usage": {"input_tokens": prompt, "output_tokens": 1}}})  # fmt: skip
+            _sse(writer, "content_block_start", {"type": "content_block_start", "index": 0,
+                 "content_block": {"type": "text", "text": ""}})  # fmt: skip
+        if isinstance(event, TextDelta):
+            _sse(writer, "content_block_delta", {"type": "content_block_delta", "index": 0,
+                 "delta": {"type": "text_delta", "text": event.text}})  # fmt: skip
+        elif isinstance(event, StreamError):
+            _sse(
+                writer,
+                "error",
+                {
+                    "type": "error",
+                    "error": {
+                        "type": ERROR_TYPES.get(event.kind, "api_error"),
+                        "message": event.message,
+                    },
+                },
+            )
+            break
+        elif isinstance(event, Finished):
+            _sse(writer, "content_block_stop", {"type": "content_block_stop", "index": 0})
+            _sse(
+                writer,
+                "message_delta",
+                {
+                    "type": "message_delta",
+                    "delta": {
+                        "stop_reason": STOP_REASONS.get(event.finish_reason, "end_turn"),
+                        "stop_sequence": None,
+                    },
+                    "usage": {"output_tokens": event.output_tokens or 0},
+                },
+            )
+            _sse(writer, "message_stop", {"type": "message_stop"})
+            break
+        await writer.drain()
+    await writer.drain()
+
+
+async def gemini_stream(server, request: Request, writer: asyncio.StreamWriter,
+                        model: str) -> None:  # fmt: skip
+    """``POST /v1beta/models/{model}:streamGenerateContent?alt=sse``: one candidate chunk per
+    piece of text, the last with the finish reason and the usage."""
+    key = request.headers.get("x-goog-api-key") or dict(
+        p.split("=", 1) for p in request.query.split("&") if "=" in p
+    ).get("key")
+    if server.api_key and key != server.api_key:
+        return await _error(server, writer, "bad_request", "API key not valid.", status=400,
+                            name="INVALID_ARGUMENT")  # fmt: skip
+    try:
+        body = json.loads(request.body)
+        messages = [
+            Message("assistant" if c.get("role") == "model" else "user", _text(c["parts"]))
+            for c in body["contents"]
+        ]
+    except (ValueError, KeyError, TypeError):
+        return await _error(server, writer, "bad_request", "malformed request")
+    system = body.get("systemInstruction") or body.get("system_instruction")
+    if system:
+        messages.insert(0, Message("system", _text(system.get("parts"))))
+    if server.models and model not in server.models:
+        return await _error(server, writer, "bad_request", f"models/{model} is not found",
+                            status=404, name="NOT_FOUND")  # fmt: skip
+    config = body.get("generationConfig") or body.get("generation_config") or {}
+    params = {k: config[v] for k, v in (("max_tokens", "maxOutputTokens"),
+              ("temperature", "temperature"), ("top_p", "topP")) if v in config}  # fmt: skip
+    chat = ChatRequest(model, tuple(messages), params)
+    response_id = uuid.uuid4().hex[:22]
+    prompt = sum(len(m.content.split()) for m in messages)
+    started, pending = False, None
+
+    def chunk(text: str, finish: Finished | None = None) -> dict:
+        candidate: dict = {"content": {"parts": [{"text": text}], "role": "model"}, "index": 0}
+        usage = {"promptTokenCount": prompt}
+        if finish is not None:
+            candidate["finishReason"] = FINISH_REASONS.get(finish.finish_reason, "STOP")
+            usage.update(candidatesTokenCount=finish.output_tokens or 0,
+                         totalTokenCount=prompt + (finish.output_tokens or 0))  # fmt: skip
+        return {"candidates": [candidate], "usageMetadata": usage, "modelVersion": model,
+                "responseId": response_id}  # fmt: skip
+
+    async for event in MockBackend({**server.default, **server.models.get(model, {})}).stream(chat):
+        if isinstance(event, StreamError) and not started:
+            return await _error(server, writer, event.kind, event.message)
+        if not started:
+            started = True
+            _begin(writer, response_id, "x-request-id", {200: "OK"})
+        if isinstance(event, TextDelta):
+            if pending is not None:  # the last piece goes out with the finish reason
+                _sse(writer, None, chunk(pending))
+                await writer.drain()
+            pending = event.text
+        elif isinstance(event, StreamError):
+            _sse(writer, None, {"error": {"code": 500, "message": event.message,
+                                          "status": "INTERNAL"}})  # fmt: skip
+            break
+        elif isinstance(event, Finished):
+            _sse(writer, None, chunk(pending or "", event))
+            break
+    await writer.drain()
+
+
+async def _error(server, writer, kind: str, message: str, *, anthropic: bool = False,
+                 status: int | None = None, name: str = "") -> None:  # fmt: skip
+    """An error body in the vendor's shape, with the status it sends it with."""
+    code = status or HTTP_STATUS.get(kind, 500)
+    if anthropic:
+        payload = {"type": "error", "error": {"type": name or ERROR_TYPES.get(kind, "api_error"),
+                                              "message": message}}  # fmt: skip
+    else:
+        payload = {"error": {"code": code, "message": message, "status": name or "INTERNAL"}}
+    await server._send(writer, code, payload)
