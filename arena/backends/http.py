@@ -16,7 +16,15 @@ from pathlib import Path
 
 import httpx
 
-from arena.backends.base import TERMINAL, ChatRequest, ErrorKind, Event, Identified, StreamError
+from arena.backends.base import (
+    TERMINAL,
+    ChatRequest,
+    ErrorKind,
+    Event,
+    Identified,
+    StreamError,
+    TextDelta,
+)
 
 DEFAULT_TIMEOUT_S = 60.0
 _clients: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, httpx.AsyncClient] = (
@@ -153,6 +161,10 @@ async def post_stream(
     error message is scrubbed of the key before it leaves.
     """
     request = {"params": params, "json": body, "headers": headers, "timeout": timeout_for(settings)}
+    first_token_s = settings.get("first_token_timeout_s")
+    first_token_at = (
+        asyncio.get_running_loop().time() + float(first_token_s) if first_token_s else None
+    )
     fresh: httpx.AsyncClient | None = None
     try:
         for client_try in (1, 2):
@@ -178,7 +190,7 @@ async def post_stream(
                         for event in _completed(await response.aread(), complete):
                             yield scrub(event, key)
                         return
-                    async for event in parse(response):
+                    async for event in _first_token_within(parse(response), first_token_at):
                         yield scrub(event, key)
                         if isinstance(event, TERMINAL):
                             return
@@ -193,6 +205,30 @@ async def post_stream(
     finally:
         if fresh is not None:
             await fresh.aclose()
+
+
+async def _first_token_within(
+    events: AsyncIterator[Event], deadline: float | None
+) -> AsyncIterator[Event]:
+    """The events, but a timeout error if no answer text has come by ``deadline`` (the
+    model's ``first_token_timeout_s`` after the request was sent): a server that sends only
+    keep-alive comments or thinking never trips the per-read timeout."""
+    loop = asyncio.get_running_loop()
+    iterator = aiter(events)
+    while True:
+        try:
+            if deadline is None:
+                event = await anext(iterator)
+            else:
+                event = await asyncio.wait_for(anext(iterator), max(0.0, deadline - loop.time()))
+        except StopAsyncIteration:
+            return
+        except TimeoutError:
+            yield StreamError("timeout", "No first token within the model's first-token timeout.")
+            return
+        if isinstance(event, TextDelta) and event.text:
+            deadline = None
+        yield event
 
 
 def _completed(body: bytes, complete: Callable[[object], list[Event]] | None) -> list[Event]:

@@ -72,12 +72,15 @@ _POOL: dict[str, Check] = {
     "max_concurrency": _count,
     "fail_threshold": _count,
     "probe_interval_s": _number(strict=True),
+    "slow_start_s": _number(),
+    "health": _any,  # {path, method, status, auth}: how a down replica is probed back
 }
 _HTTP: dict[str, Check] = {
     **_POOL,
     "base_url": _url,
     "headers": _headers,
     "timeout_s": _number(strict=True),
+    "first_token_timeout_s": _number(strict=True),
 }
 SCHEMAS: dict[str, dict[str, Check]] = {
     "mock": {

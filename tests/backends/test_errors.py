@@ -10,7 +10,7 @@ import pytest
 
 from arena.backends.pools import pools_forget
 from arena.backends.registry import backend_for
-from arena.devtools.fixture_server import Canned, FixtureServer
+from arena.devtools.fixture_server import Canned, FixtureServer, stream_fixture
 from tests.helpers import run
 
 pytestmark = pytest.mark.django_db  # a pool publishes replica state through the cache
@@ -152,3 +152,17 @@ async def test_only_the_first_choice_is_the_answer(server):
     server.response = Canned(body=body)
     result, _ = await run(backend_for("openai_compatible", {"base_url": server.url}))
     assert (result.status, result.text) == ("ok", "Seven.")
+
+
+async def test_no_first_token_in_time_is_a_timeout_even_while_the_server_keeps_writing(server):
+    # Keep-alive comments every 50 ms, the answer only after them: no read ever times out.
+    body = b": ping\n\n" * 6 + stream_fixture("vllm.sse")
+    server.response = Canned(body=body, pause_s=0.05)
+    adapter = backend_for("openai_compatible", {"base_url": server.url,
+                                                "first_token_timeout_s": 0.1})  # fmt: skip
+    result, _ = await run(adapter)
+    assert (result.status, result.error_kind) == ("error", "timeout")
+    patient = backend_for("openai_compatible", {"base_url": server.url,
+                                                "first_token_timeout_s": 30})  # fmt: skip
+    result, _ = await run(patient)
+    assert result.status == "ok"
