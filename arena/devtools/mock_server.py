@@ -53,6 +53,8 @@ class MockServer(HTTPServer):
     # Switches for pool tests: a replica that is down, or that fails every request.
     healthy: bool = True
     fail_with: int | None = None
+    # As llama.cpp's server: answers whatever model id it is sent, though it lists its own.
+    accepts_any_model: bool = False
     attempts: int = 0  # chat requests received, served or refused
     requests: int = 0  # chat requests served
     in_flight: int = 0
@@ -117,7 +119,7 @@ class MockServer(HTTPServer):
             model = str(payload["model"])
         except (ValueError, KeyError, TypeError):
             return await self._send(writer, 400, {"error": {"message": "Malformed request."}})
-        if self.models and model not in self.models:
+        if self.models and model not in self.models and not self.accepts_any_model:
             # As vLLM and OpenAI answer a model id they do not serve.
             return await self._send(writer, 404, {"error": {
                 "message": f"The model `{model}` does not exist.", "type": "NotFoundError",

@@ -12,11 +12,12 @@ from collections.abc import Awaitable, Iterable
 from dataclasses import dataclass
 from typing import TypeVar
 
+import httpx
 from django.conf import settings
 
 from arena.backends.base import ChatRequest, Message
 from arena.backends.http import shared_client
-from arena.backends.pools import replica_urls
+from arena.backends.pools import health_check, replica_urls
 from arena.backends.registry import UnknownBackend, backend_for
 from arena.catalog.models import ModelEntry
 from arena.core.errors import ServiceError
@@ -87,6 +88,21 @@ def run(coro: Awaitable[T]) -> T:
     return asyncio.run(main())
 
 
+async def _listed_models(model: ModelEntry, conf: dict) -> set[str] | None:
+    """The model ids an OpenAI-style server lists at ``/models``; None where it lists none
+    (another vendor's API, no such route, or an empty list)."""
+    if model.backend not in (ModelEntry.Backend.OPENAI_COMPATIBLE, ModelEntry.Backend.OPENAI):
+        return None
+    check = health_check(conf, lambda c: backend_for(model.backend, c))
+    try:
+        response = await shared_client().get(check["url"], headers=check["headers"], timeout=5)
+        data = response.json().get("data") if response.status_code == 200 else None
+    except (httpx.HTTPError, ValueError, AttributeError):
+        return None
+    ids = {str(m.get("id")) for m in data or [] if isinstance(m, dict) and m.get("id")}
+    return ids or None
+
+
 def replica_targets(model: ModelEntry) -> list[tuple[str, dict]]:
     """(replica URL, adapter settings) for each replica, as the pool would call the adapter."""
     conf = dict(model.backend_settings or {})
@@ -120,6 +136,14 @@ async def _probe_replica(
     # A finish reason means the backend served the request to the end: it is up even when
     # 8 tokens were too few for visible text (reasoning models) or the model refused "ping".
     up = not result.error_kind or bool(result.finish_reason)
+    listed = await _listed_models(model, backend_settings) if up else None
+    if listed and model.model_id not in listed:
+        served = ", ".join(sorted(listed)[:10])
+        return ReplicaHealth(
+            model.public_name, replica, up=False, ttft_ms=result.ttft_ms,
+            error_kind="bad_request",
+            error_message=f"The server does not list {model.model_id!r}; it serves: {served}.",
+        )  # fmt: skip
     return ReplicaHealth(
         model.public_name,
         replica,

@@ -126,3 +126,14 @@ def test_probe_model_reports_each_replica(db, up_server, down_server):
     assert [(r.replica, r.up) for r in results] == [(up_server.url, True), (down_server.url, False)]
     assert results[0].ttft_ms is not None and results[0].error_kind == ""
     assert results[1].error_kind == "server" and results[1].ttft_ms is None
+
+
+def test_a_model_id_the_server_does_not_list_fails_the_check(db):
+    # llama.cpp answers any model id; only its model list says the configured one is wrong.
+    with serving(models={"served-model": {}}, accepts_any_model=True) as server:
+        http_model("Typo", "serverd-model", {"base_url": server.url})
+        http_model("Right", "served-model", {"base_url": server.url})
+        status, lines, _ = check()
+    assert status == 1
+    assert "does not list 'serverd-model'" in line_for(lines, "Typo")
+    assert "does not list" not in line_for(lines, "Right")
