@@ -12,7 +12,15 @@ from collections.abc import AsyncIterator
 
 import httpx
 
-from arena.backends.base import ChatRequest, Event, Finished, Identified, StreamError, TextDelta
+from arena.backends.base import (
+    ChatRequest,
+    Event,
+    Finished,
+    Identified,
+    ReasoningDelta,
+    StreamError,
+    TextDelta,
+)
 from arena.backends.http import HTTPBackend, classify_payload, json_object, sse_events
 
 DEFAULT_BASE_URL = "https://api.anthropic.com/v1"
@@ -91,10 +99,12 @@ class AnthropicBackend(HTTPBackend):
                 if block.get("type") == "text" and block.get("text"):
                     yield TextDelta(block["text"])
             elif kind == "content_block_delta":
-                # Thinking, signature and tool-input deltas are not part of the answer.
+                # Thinking is kept apart; signature and tool-input deltas are not kept.
                 delta = payload.get("delta") or {}
                 if delta.get("type") == "text_delta" and delta.get("text"):
                     yield TextDelta(delta["text"])
+                elif delta.get("type") == "thinking_delta" and delta.get("thinking"):
+                    yield ReasoningDelta(delta["thinking"])
             elif kind == "message_delta":
                 stop_reason = (payload.get("delta") or {}).get("stop_reason") or stop_reason
                 usage = payload.get("usage") or {}

@@ -43,6 +43,15 @@ class TextDelta:
 
 
 @dataclass(frozen=True)
+class ReasoningDelta:
+    """A reasoning model's thinking (vLLM's ``reasoning_content``, OpenRouter's ``reasoning``,
+    Anthropic's thinking blocks, Gemini's thoughts): kept apart from the answer, never shown
+    to raters, never in a vote's style counts."""
+
+    text: str
+
+
+@dataclass(frozen=True)
 class Finished:
     finish_reason: str
     input_tokens: int | None = None
@@ -72,7 +81,7 @@ class Identified:
     request_id: str
 
 
-Event = TextDelta | Finished | StreamError | Routed | Identified
+Event = TextDelta | ReasoningDelta | Finished | StreamError | Routed | Identified
 TERMINAL = (Finished, StreamError)  # a stream's last event
 
 

@@ -14,7 +14,15 @@ from collections.abc import AsyncIterator
 
 import httpx
 
-from arena.backends.base import ChatRequest, Event, Finished, Identified, StreamError, TextDelta
+from arena.backends.base import (
+    ChatRequest,
+    Event,
+    Finished,
+    Identified,
+    ReasoningDelta,
+    StreamError,
+    TextDelta,
+)
 from arena.backends.http import HTTPBackend, classify_payload, json_object, sse_events
 
 DEFAULT_BASE_URL = "https://generativelanguage.googleapis.com/v1beta"
@@ -89,7 +97,9 @@ class GeminiBackend(HTTPBackend):
             candidate = candidates[0]
             for part in (candidate.get("content") or {}).get("parts") or []:
                 if part.get("thought"):
-                    continue  # thought summaries are not part of the answer
+                    if part.get("text"):  # thought summaries: kept apart from the answer
+                        yield ReasoningDelta(part["text"])
+                    continue
                 if part.get("text"):
                     yield TextDelta(part["text"])
             # The last chunk often carries text, the finish reason and the final usage together,

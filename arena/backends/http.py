@@ -22,6 +22,7 @@ from arena.backends.base import (
     ErrorKind,
     Event,
     Identified,
+    ReasoningDelta,
     StreamError,
     TextDelta,
 )
@@ -210,9 +211,9 @@ async def post_stream(
 async def _first_token_within(
     events: AsyncIterator[Event], deadline: float | None
 ) -> AsyncIterator[Event]:
-    """The events, but a timeout error if no answer text has come by ``deadline`` (the
-    model's ``first_token_timeout_s`` after the request was sent): a server that sends only
-    keep-alive comments or thinking never trips the per-read timeout."""
+    """The events, but a timeout error if no token (answer text or thinking) has come by
+    ``deadline`` (the model's ``first_token_timeout_s`` after the request was sent): a server
+    that sends only keep-alive comments never trips the per-read timeout."""
     loop = asyncio.get_running_loop()
     iterator = aiter(events)
     while True:
@@ -226,7 +227,7 @@ async def _first_token_within(
         except TimeoutError:
             yield StreamError("timeout", "No first token within the model's first-token timeout.")
             return
-        if isinstance(event, TextDelta) and event.text:
+        if isinstance(event, TextDelta | ReasoningDelta) and event.text:
             deadline = None
         yield event
 

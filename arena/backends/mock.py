@@ -17,7 +17,7 @@ import time
 from collections.abc import AsyncIterator, Iterator
 from dataclasses import dataclass
 
-from arena.backends.base import ChatRequest, Event, Finished, StreamError, TextDelta
+from arena.backends.base import ChatRequest, Event, Finished, ReasoningDelta, StreamError, TextDelta
 
 WORDS = (
     "the answer depends on context and the data we have consider first what is being asked "
@@ -67,6 +67,8 @@ class MockSettings:
     # prefix) win by that strength, plus ``judge_length_bias`` per 100 words (a wordy judge).
     judge_position_bias: float = 0.0
     judge_length_bias: float = 0.0
+    # A reasoning model: this many words of thinking stream before the answer.
+    thinks: int = 0
 
     @classmethod
     def from_dict(cls, data: dict) -> MockSettings:
@@ -109,6 +111,11 @@ def _styled(sentences: list[str], style: str) -> str:
             sentences[0] + "\n\n" + "\n".join(f"{i}. {s}" for i, s in enumerate(sentences[1:], 1))
         )
     return " ".join(sentences)
+
+
+def thinking_words(n: int) -> list[str]:
+    """A mock reasoning model's thinking: recognisable, the same every time."""
+    return [f"mull{i} " for i in range(n)]
 
 
 def word_chunks(text: str) -> Iterator[str]:
@@ -230,6 +237,9 @@ class MockBackend:
             yield Finished("stop", prompt_tokens, 0)
             return
         delay = 1.0 / s.tokens_per_s if s.tokens_per_s > 0 else 0.0
+        for word in thinking_words(s.thinks):
+            yield ReasoningDelta(word)
+            await asyncio.sleep(delay)
         for i, chunk in enumerate(chunks):
             if s.misbehaviour == "error_midstream" and i == len(chunks) // 2:
                 yield StreamError("server", "The mock backend failed mid-stream on purpose.")

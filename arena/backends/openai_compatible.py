@@ -12,7 +12,15 @@ from collections.abc import AsyncIterator
 
 import httpx
 
-from arena.backends.base import ChatRequest, Event, Finished, Identified, StreamError, TextDelta
+from arena.backends.base import (
+    ChatRequest,
+    Event,
+    Finished,
+    Identified,
+    ReasoningDelta,
+    StreamError,
+    TextDelta,
+)
 from arena.backends.http import HTTPBackend, classify_payload, json_object, sse_events
 
 FINISH_ERRORS = {"content_filter": "content_filter", "refusal": "refused"}
@@ -69,6 +77,10 @@ class OpenAICompatibleBackend(HTTPBackend):
                 if choice.get("index", 0) != 0:
                     continue  # one answer was asked for; a server sending more, the first
                 delta = choice.get("delta") or {}
+                # vLLM and DeepSeek send reasoning_content, OpenRouter reasoning.
+                thinking = delta.get("reasoning_content") or delta.get("reasoning")
+                if thinking and isinstance(thinking, str):
+                    yield ReasoningDelta(thinking)
                 text = delta.get("content")
                 if text:
                     yield TextDelta(text)

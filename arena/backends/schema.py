@@ -95,6 +95,7 @@ SCHEMAS: dict[str, dict[str, Check]] = {
         "judge": _flag,
         "judge_position_bias": _share,
         "judge_length_bias": _number(low=-10.0),
+        "thinks": _number(),
         "base_url": _url,  # a pooled mock's replicas are mock servers
     },
     "openai_compatible": {**_HTTP, "include_usage": _flag, "structured_output": _flag},

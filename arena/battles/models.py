@@ -130,6 +130,10 @@ class Answer(models.Model):
     tokens_estimated = models.BooleanField(default=False)
     ttft_ms = models.FloatField(null=True, blank=True)
     total_ms = models.FloatField(null=True, blank=True)
+    # A reasoning model's thinking: kept for admins, never sent to a browser, never in the
+    # vote's style counts; and the time to its first token, beside ttft_ms (visible text).
+    reasoning = models.TextField(blank=True, default="")
+    reasoning_ttft_ms = models.FloatField(null=True, blank=True)
     error_kind = models.CharField(max_length=32, blank=True, default="")
     error_message = models.TextField(blank=True, default="")
     started_at = models.DateTimeField(null=True, blank=True)

@@ -18,6 +18,7 @@ from arena.backends.base import (
     ChatRequest,
     Finished,
     Identified,
+    ReasoningDelta,
     Routed,
     StreamError,
     TextDelta,
@@ -42,6 +43,8 @@ class StreamResult:
     error_message: str = ""
     request_id: str | None = None
     replica: str = ""
+    reasoning: str = ""  # a reasoning model's thinking, apart from the answer
+    reasoning_ttft_ms: float | None = None  # to its first thinking token, beside ttft_ms
 
     def as_dict(self) -> dict:
         return asdict(self)
@@ -64,6 +67,9 @@ async def stream_answer(
     truncated = False
     replica = ""
     request_id: str | None = None
+    reasoning: list[str] = []
+    reasoning_size = 0
+    reasoning_ms: float | None = None
     try:
         # aclosing: a stream left early (cap, error) closes its HTTP response now, not at GC.
         async with (
@@ -75,6 +81,12 @@ async def stream_answer(
                     replica = event.replica
                 elif isinstance(event, Identified):
                     request_id = event.request_id
+                elif isinstance(event, ReasoningDelta):
+                    if reasoning_ms is None:
+                        reasoning_ms = (time.perf_counter() - started) * 1000
+                    if reasoning_size < max_chars:
+                        reasoning.append(event.text[: max_chars - reasoning_size])
+                        reasoning_size += len(reasoning[-1])
                 elif isinstance(event, TextDelta):
                     text = text_clean(event.text)[: max_chars - size]
                     if not text:
@@ -130,6 +142,7 @@ async def stream_answer(
         result.input_tokens = estimate_tokens("".join(m.content for m in request.messages))
         result.tokens_estimated = True
     result.request_id = result.request_id or request_id
+    result.reasoning, result.reasoning_ttft_ms = "".join(reasoning), reasoning_ms
     if error is not None:
         result.status = "partial" if text else "error"
         result.error_kind = error.kind

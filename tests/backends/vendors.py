@@ -26,6 +26,7 @@ class Stream:
     first: str = ""  # the first text the rater must see
     headers: dict = field(default_factory=dict)
     thinks: bool = False  # the vendor streams thinking before ``first``
+    reasoning: str = ""  # that thinking, kept apart from the answer
 
 
 class Cut(NamedTuple):
@@ -54,6 +55,18 @@ OPENAI_COMPATIBLE = Vendor(
     {"api_key_env": "VLLM_API_KEY"},
     requires_key=False,
     streams=(
+        # vLLM with a reasoning parser (DeepSeek-R1 style): reasoning_content, then content.
+        Stream(
+            "vllm_reasoning.sse",
+            "ok",
+            "Forty-one is prime.",
+            "stop",
+            (12, 28),
+            "chatcmpl-r41b7c2e9d0f4a6b8c3e5d7f9a1b2c4d6",
+            first="Forty-one",
+            thinks=True,
+            reasoning="Forty-one: check 2, 3 and 5; none divide it.",
+        ),
         Stream(
             "vllm.sse",
             "ok",
@@ -212,6 +225,7 @@ ANTHROPIC = Vendor(
             "msg_01Tk9wQ4eR7yU2iO5pA8sD3f",
             first="Thirty-one",
             thinks=True,
+            reasoning="The user wants a prime. 31: check 2, 3, 5 — none divide it, so 31 is prime.",
         ),
     ),
     cuts=(
@@ -282,6 +296,7 @@ GEMINI = Vendor(
             "Ab3cDe4fGh5iJk6lMn7oPq8",
             first="Thirty-seven is prime.",
             thinks=True,
+            reasoning="**Finding a prime**\n\nI'll check 37 against 2, 3 and 5.",
         ),
     ),
     cuts=(

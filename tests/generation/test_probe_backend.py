@@ -23,7 +23,7 @@ DOCUMENTED_KEYS = {
     "request_id",
 }
 MODELS = {
-    "good": {},
+    "good": {"answer_tokens": 12},  # ends by itself, within --max-tokens
     "cut": {"misbehaviour": "missing_terminal"},
     "busy": {"misbehaviour": "rate_limited"},
     "quiet": {"misbehaviour": "no_usage"},

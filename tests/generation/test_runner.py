@@ -34,7 +34,7 @@ def test_mock_answers_are_deterministic_and_differ_by_model():
 
 
 async def test_a_clean_stream_is_ok_with_usage_and_timings():
-    result, shown = await run()
+    result, shown = await run(answer_tokens=40)  # shorter than max_tokens: it ends by itself
     assert result.status == "ok"
     assert result.text == shown and result.text
     assert result.finish_reason == "stop"
