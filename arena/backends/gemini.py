@@ -23,7 +23,8 @@ from arena.backends.base import (
     StreamError,
     TextDelta,
 )
-from arena.backends.http import HTTPBackend, classify_payload, json_object, sse_events
+from arena.backends.errors import classify_payload
+from arena.backends.http import HTTPBackend, json_object, sse_events
 
 DEFAULT_BASE_URL = "https://generativelanguage.googleapis.com/v1beta"
 DEFAULT_KEY_ENV = "GEMINI_API_KEY"

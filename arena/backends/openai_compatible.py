@@ -21,7 +21,8 @@ from arena.backends.base import (
     StreamError,
     TextDelta,
 )
-from arena.backends.http import HTTPBackend, classify_payload, json_object, sse_events
+from arena.backends.errors import classify_payload
+from arena.backends.http import HTTPBackend, json_object, sse_events
 
 FINISH_ERRORS = {"content_filter": "content_filter", "refusal": "refused"}
 
