@@ -137,11 +137,8 @@ async def verdicts_judge(*, verdict_ids: list[int]) -> int:
             )
             try:
                 await database_sync_to_async(model_update)(
-                    instance=verdict,
-                    fields=["level", "done", "attempts", "cost", "request", "reply", "problem"],
-                    data={"level": found.level or "", "done": True, "attempts": found.attempts,
-                          "cost": found.cost, "request": found.request, "reply": found.reply,
-                          "problem": found.problem},
+                    instance=verdict, fields=pairwise.VERDICT_FIELDS,
+                    data=pairwise.verdict_data(found),
                 )  # fmt: skip
             except DatabaseError:
                 return 0  # freed as stale meanwhile and claimed again: the other one counts

@@ -110,12 +110,11 @@ class EvalAnswer(models.Model):
         return f"{self.model_id} on {self.prompt_id}"
 
 
-class EvalVerdict(models.Model):
-    """The judge on one model's answer against the baseline's, in one order."""
+class PairVerdictFields(models.Model):
+    """What one pairwise judge call gave (``arena.evals.pairwise``): its level ("" when the
+    judge never gave one in the form asked), the calls it took and their cost, and the exchange
+    itself, for review."""
 
-    prompt = models.ForeignKey(EvalPrompt, on_delete=models.CASCADE, related_name="verdicts")
-    model = models.ForeignKey(ModelEntry, on_delete=models.PROTECT, related_name="+")
-    model_first = models.BooleanField()
     level = models.CharField(max_length=8, blank=True, default="")  # "": missing
     done = models.BooleanField(default=False)
     attempts = models.PositiveSmallIntegerField(default=0)
@@ -123,6 +122,17 @@ class EvalVerdict(models.Model):
     request = models.TextField(blank=True, default="")
     reply = models.TextField(blank=True, default="")
     problem = models.TextField(blank=True, default="")
+
+    class Meta:
+        abstract = True
+
+
+class EvalVerdict(PairVerdictFields):
+    """The judge on one model's answer against the baseline's, in one order."""
+
+    prompt = models.ForeignKey(EvalPrompt, on_delete=models.CASCADE, related_name="verdicts")
+    model = models.ForeignKey(ModelEntry, on_delete=models.PROTECT, related_name="+")
+    model_first = models.BooleanField()
 
     class Meta:
         constraints = [
@@ -135,7 +145,7 @@ class EvalVerdict(models.Model):
         return f"{self.model_id} vs baseline on {self.prompt_id} ({self.level or 'missing'})"
 
 
-class BattleVerdict(models.Model):
+class BattleVerdict(PairVerdictFields):
     """Calibration: the judge on an arena battle after its human vote, in one order (``a_first``:
     the battle's side A shown as A). Kept apart from the votes: never counted in the human
     leaderboard, never shown to raters."""
@@ -143,13 +153,6 @@ class BattleVerdict(models.Model):
     vote = models.ForeignKey(Vote, on_delete=models.PROTECT, related_name="+")
     judge = models.ForeignKey(ModelEntry, on_delete=models.PROTECT, related_name="+")
     a_first = models.BooleanField()
-    level = models.CharField(max_length=8, blank=True, default="")  # "": missing
-    done = models.BooleanField(default=False)
-    attempts = models.PositiveSmallIntegerField(default=0)
-    cost = models.DecimalField(max_digits=14, decimal_places=8, null=True, blank=True)
-    request = models.TextField(blank=True, default="")
-    reply = models.TextField(blank=True, default="")
-    problem = models.TextField(blank=True, default="")
     created_at = models.DateTimeField(auto_now_add=True)  # when it was claimed
     taken_at = models.DateTimeField(null=True, blank=True)  # when a worker started on it
 

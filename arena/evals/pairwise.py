@@ -96,3 +96,13 @@ async def judge_pair(
         if level:
             break
     return PairVerdict(level, text, reply, problem, attempts, cost)
+
+
+VERDICT_FIELDS = ["level", "done", "attempts", "cost", "request", "reply", "problem"]
+
+
+def verdict_data(found: PairVerdict) -> dict:
+    """A judge call's outcome as the fields of a verdict row (``PairVerdictFields``), done."""
+    return {"level": found.level or "", "done": True, "attempts": found.attempts,
+            "cost": found.cost, "request": found.request, "reply": found.reply,
+            "problem": found.problem}  # fmt: skip

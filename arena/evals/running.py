@@ -124,12 +124,8 @@ async def _judge(
         judge=run.judge, prompt=prompt.text, first=first, second=second, terms=terms
     )
     await database_sync_to_async(model_update)(
-        instance=verdict,
-        fields=["level", "done", "attempts", "cost", "request", "reply", "problem"],
-        data={"level": found.level or "", "done": True, "attempts": found.attempts,
-              "cost": found.cost, "request": found.request, "reply": found.reply,
-              "problem": found.problem},
-    )  # fmt: skip
+        instance=verdict, fields=pairwise.VERDICT_FIELDS, data=pairwise.verdict_data(found)
+    )
     return found.cost, found.attempts
 
 
