@@ -251,6 +251,7 @@ class MockBackend:
         if s.misbehaviour == "no_usage":
             yield Finished("stop", None, None, request_id="mock-no-usage")
         elif s.misbehaviour == "incomplete" or cut:
-            yield Finished("length", prompt_tokens, len(chunks))
+            yield Finished("length", prompt_tokens, len(chunks) + s.thinks)
         else:
-            yield Finished("stop", prompt_tokens, len(chunks), request_id="mock")
+            # As real servers count them, thinking tokens are output tokens too.
+            yield Finished("stop", prompt_tokens, len(chunks) + s.thinks, request_id="mock")

@@ -20,7 +20,7 @@ from arena.battles.models import Answer, Battle, Prompt, Turn, Vote
 from arena.battles.prompts import prompt_clean_text, prompt_for_text
 from arena.catalog.models import ModelEntry
 from arena.core.errors import ServiceError
-from arena.core.text import style_counts
+from arena.core.text import estimate_tokens, style_counts
 from arena.generation.dispatch import generation_enqueue
 from arena.generation.services import battle_streams_end, battle_void
 from arena.integrity import gold
@@ -242,6 +242,13 @@ def turn_mark_shown(*, turn_id: int, at: datetime | None = None) -> Battle:
     return battle
 
 
+def _answer_tokens(answer: Answer) -> int:
+    """The tokens of the answer the rater read: a reasoning model's reported count includes
+    its thinking, which raters never see (nor may it sway the length style feature), so its
+    answer's own are estimated."""
+    return estimate_tokens(answer.text) if answer.reasoning else answer.output_tokens or 0
+
+
 def side_record(battle: Battle, side: str) -> dict:
     """What the vote log keeps of one side: the model and its answers' numbers and style."""
     answers = list(Answer.objects.filter(turn__battle=battle, side=side).order_by("turn__index"))
@@ -249,9 +256,9 @@ def side_record(battle: Battle, side: str) -> dict:
     last = answers[-1]
     return Vote.side_fields(
         model=battle.model_for(side),
-        output_tokens=sum(a.output_tokens or 0 for a in answers),
+        output_tokens=sum(_answer_tokens(a) for a in answers),
         input_tokens=sum(a.input_tokens or 0 for a in answers),
-        tokens_estimated=any(a.tokens_estimated for a in answers),
+        tokens_estimated=any(a.tokens_estimated or a.reasoning for a in answers),
         finish_reason=last.finish_reason,
         ttft_ms=[a.ttft_ms for a in answers],
         total_ms=[a.total_ms for a in answers],

@@ -11,6 +11,7 @@ from channels.db import database_sync_to_async
 
 from arena.backends.mock import thinking_words
 from arena.battles.models import Answer, Vote
+from arena.core.text import estimate_tokens
 from tests.helpers import frames_until, make_model, start_battle
 
 pytestmark = pytest.mark.usefixtures("generation")
@@ -41,4 +42,7 @@ async def test_thinking_is_stored_apart_and_never_sent_to_the_rater(ws_connect, 
     vote = await database_sync_to_async(Vote.objects.get)()
     side = vote.side_a if vote.model_a_id == thinker.model_id else vote.side_b
     assert "mull" not in json.dumps(side)
-    assert side["output_tokens"] == thinker.output_tokens  # the answer's, not its thinking's
+    # The reported count includes the thinking (as servers count it); the log keeps the
+    # answer's own, estimated, for the length style feature.
+    assert side["output_tokens"] == estimate_tokens(thinker.text) < thinker.output_tokens
+    assert side["tokens_estimated"] is True
