@@ -175,8 +175,8 @@ def _keys(url: str) -> tuple[str, str]:
 class RedisState:
     """Every process's view, on Redis: caps and health hold across workers and machines."""
 
-    def __init__(self, url: str) -> None:
-        self.url = url
+    def __init__(self, url: str, *, lease_s: float = LEASE_S) -> None:
+        self.url, self.lease_s = url, lease_s
         self._sync = None
 
     def _client(self):
@@ -192,7 +192,7 @@ class RedisState:
         now = time.time()
         token = uuid.uuid4().hex
         keys = [k for r in replicas for k in _keys(r.url)]
-        args: list = [now, now + LEASE_S, token, _random.randrange(1 << 30)]
+        args: list = [now, now + self.lease_s, token, _random.randrange(1 << 30)]
         for r in replicas:
             args += [r.cap, int(r.url in exclude), slow_start_s]
         picked = await loop_redis(self.url).eval(_ACQUIRE, len(keys), *keys, *args)
@@ -213,7 +213,7 @@ class RedisState:
         if not holds:
             return
         pipe = loop_redis(self.url).pipeline(transaction=False)
-        lapse = time.time() + LEASE_S
+        lapse = time.time() + self.lease_s
         for replica, token in holds:
             pipe.zadd(_keys(replica.url)[0], {token: lapse}, xx=True)
         await pipe.execute()

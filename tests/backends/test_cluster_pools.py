@@ -3,6 +3,8 @@ replica with a cap of one, never two requests on it at once."""
 
 from __future__ import annotations
 
+import asyncio
+
 import pytest
 from django.conf import settings
 
@@ -59,3 +61,23 @@ def test_a_replica_cap_of_one_holds_across_two_worker_processes(generation):
         assert statuses == {Answer.Status.OK}
         assert server.requests == 16
         assert server.max_in_flight == 1
+
+
+async def test_a_dead_workers_lease_lapses_and_frees_its_slot():
+    from arena.backends.pool_state import RedisState, Replica
+
+    state = RedisState(settings.REDIS_URL, lease_s=0.3)
+    replica = Replica("http://127.0.0.1:1/v1/lease-test", cap=1, health={})
+    try:
+        held = await state.acquire([replica], set(), 0)
+        assert held is not False and held is not None
+        assert await state.acquire([replica], set(), 0) is False  # at its cap
+        # Its worker died: nobody renews the lease. The slot frees itself.
+        for _ in range(100):
+            got = await state.acquire([replica], set(), 0)
+            if got not in (False, None):
+                break
+            await asyncio.sleep(0.05)
+        assert got not in (False, None)
+    finally:
+        state.forget([replica.url])
