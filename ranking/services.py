@@ -17,6 +17,7 @@ from ranking import selectors
 from ranking.compute import Board, RankingConfig, compute_all
 from ranking.models import LeaderboardRow, LeaderboardSnapshot
 from ranking.numbers import none_if_nan
+from ranking.snapshots import snapshot_latest
 
 log = logging.getLogger(__name__)
 
@@ -66,7 +67,12 @@ def leaderboard_recompute(
     started = time.perf_counter()
     cutoff = cutoff or timezone.now()
     if include_simulated is None:
-        include_simulated = django_settings.RANKING_INCLUDE_SIMULATED
+        # A board that counted the demo's simulated votes keeps counting them (and says so),
+        # or a plain recompute would empty the demo's leaderboard.
+        latest = snapshot_latest()
+        include_simulated = django_settings.RANKING_INCLUDE_SIMULATED or bool(
+            latest is not None and latest.settings.get("include_simulated")
+        )
     conf = ranking_config(**overrides)
     loaded = selectors.vote_arrays(cutoff=cutoff, include_simulated=include_simulated)
     boards = compute_all(loaded.arrays, conf)

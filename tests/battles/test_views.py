@@ -112,3 +112,17 @@ def test_demo_seed_is_idempotent(transactional_db):
     assert not Vote.objects.filter(simulated=False).exists()
     snapshot = LeaderboardSnapshot.objects.latest()
     assert snapshot.includes_simulated and snapshot.votes_used == SIMULATED_VOTES
+
+
+def test_demo_refuses_a_port_in_use_before_seeding_anything(db):
+    import socket
+
+    from django.core.management.base import CommandError
+
+    with socket.socket() as busy:
+        busy.bind(("127.0.0.1", 0))
+        busy.listen()
+        port = busy.getsockname()[1]
+        with pytest.raises(CommandError, match=f"127.0.0.1:{port} is in use"):
+            call_command("demo", port=port)
+    assert not User.objects.exists() and not ModelEntry.objects.exists()

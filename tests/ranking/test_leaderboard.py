@@ -206,3 +206,12 @@ def test_battles_record_the_probability_of_their_pair(voted):
     battle = battle_start(rater=make_user("p@example.com"), text="Which pair?")
     assert 0 < battle.sampling_probability <= 1
     assert battle.created_at <= timezone.now()
+
+
+def test_a_plain_recompute_keeps_counting_simulated_votes_a_board_already_counted(voted):
+    empty = services.leaderboard_recompute(rounds=50)
+    assert empty.votes_used == 0  # nothing but simulated votes, and none asked for
+    demo = services.leaderboard_recompute(include_simulated=True, rounds=50)
+    again = services.leaderboard_recompute(rounds=50)  # as `recompute_leaderboard` does
+    assert again.votes_used == demo.votes_used == 1600
+    assert again.settings["include_simulated"] is True

@@ -1,10 +1,24 @@
 from __future__ import annotations
 
+import socket
+
 from django.core.management import call_command
-from django.core.management.base import BaseCommand
+from django.core.management.base import BaseCommand, CommandError
 
 from arena.devtools.demo import ADMIN_EMAIL, RATER_EMAIL, demo_evaluate, demo_seed
 from ranking.services import leaderboard_recompute
+
+
+def port_free(host: str, port: int) -> bool:
+    """Whether nothing listens on ``host:port`` just now."""
+    with socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET) as probe:
+        # Closed connections lingering in TIME_WAIT do not count; a listener does.
+        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            probe.bind((host, port))
+        except OSError:
+            return False
+    return True
 
 
 class Command(BaseCommand):
@@ -31,6 +45,13 @@ class Command(BaseCommand):
         mock_replicas: list[str] | None,
         **options,
     ) -> None:
+        if not no_serve and not port_free(host, port):
+            # Checked before seeding: seeding again would reset the passwords a running demo
+            # printed, and then serving would fail on the port anyway.
+            raise CommandError(
+                f"{host}:{port} is in use (is another demo running?). Stop it, or pass "
+                "--port to serve on another, or --no-serve to only seed."
+            )
         call_command("migrate", interactive=False, verbosity=0)
         seed = demo_seed(mock_replicas=mock_replicas)
         snapshot = leaderboard_recompute(include_simulated=True)
