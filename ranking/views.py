@@ -30,12 +30,25 @@ def leaderboard(request: HttpRequest) -> HttpResponse:
         if breakdown != "all":
             raise Http404("No such breakdown in the latest leaderboard.")
     plot = interval_plot([(r.model_name, r.score, r.lower, r.upper) for r in data.ranked])
+    other = snapshots.board(
+        snapshot=snapshot, view="style" if view == "raw" else "raw", breakdown=breakdown
+    )
+    beside = {r.model_name: r for r in other.ranked}
+    # Each ranked row with the same model in the other view, and how many places it moves
+    # there (positive: it ranks higher in the other view).
+    rows = [
+        (r, beside.get(r.model_name),
+         r.rank_best - beside[r.model_name].rank_best if r.model_name in beside else None)
+        for r in data.ranked
+    ]  # fmt: skip
     style_coefs = snapshot.style_coefs.get(breakdown) if view == "style" else None
     return render(
         request,
         "ranking/leaderboard.html",
         {
             "board": data,
+            "rows": rows,
+            "other_view": other.view,
             "snapshot": snapshot,
             "plot": plot,
             "style_coefs": style_coefs,

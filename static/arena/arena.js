@@ -36,9 +36,9 @@
     root.dataset.state = next;
     var canVote = next === "ready";
     voteButtons.forEach(function (b) { b.disabled = !canVote; });
-    sendBtn.disabled = next === "generating";
     sendBtn.textContent = next === "ready" ? "Send follow-up" : "Send";
     box.disabled = next === "generating";
+    updateCounter();
   }
 
   function showNotice(text, kind) {
@@ -280,8 +280,13 @@
   }
 
   function updateCounter() {
-    counter.textContent = box.value.length + " / " + maxChars;
-    counter.classList.toggle("over", box.value.length > maxChars);
+    // A prompt over the limit is refused where it is typed (never silently cut): the counter
+    // says by how much, and Send stays off until it fits.
+    var over = box.value.length - maxChars;
+    counter.textContent = box.value.length + " / " + maxChars +
+      (over > 0 ? ": " + over + " characters over the limit" : "");
+    counter.classList.toggle("over", over > 0);
+    sendBtn.disabled = state === "generating" || over > 0;
   }
 
   form.addEventListener("submit", function (e) { e.preventDefault(); submit(); });

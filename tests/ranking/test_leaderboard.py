@@ -97,7 +97,12 @@ def test_public_page_json_and_csv_come_from_the_stored_snapshot(
     style = client.get("/leaderboard/?view=style").content.decode()
     assert "What raters reward" in style and "length" in style
     assert client.get("/leaderboard/?breakdown=language:es").status_code == 200
-    assert client.get("/leaderboard/?breakdown=category:nope").status_code == 404
+    missing = client.get("/leaderboard/?breakdown=category:nope")
+    assert missing.status_code == 404 and "No such breakdown" in missing.content.decode()
+    assert "<nav" in missing.content.decode()  # the site's own page, not a bare error
+    # Raw and style-controlled side by side, with the places each model moves.
+    assert "Style-controlled score (rank)" in html and "Raw score (rank)" in style
+    assert "%</td>" in html  # rates as percentages
 
     data = client.get("/leaderboard.json").json()
     assert data["schema"] == "arena.leaderboard/1"
