@@ -9,9 +9,11 @@ from django.contrib import admin
 from django.core.exceptions import ValidationError
 from django.urls import URLPattern, path
 
+from arena.admin.common import set_active_actions
 from arena.admin.pools import pools_view
 from arena.backends.http import secret_problems
 from arena.backends.schema import settings_problems
+from arena.catalog import services as catalog_services
 from arena.catalog.models import ModelEntry, ModelPrice
 from arena.core.text import text_clean
 
@@ -137,6 +139,14 @@ class ModelEntryAdmin(admin.ModelAdmin):
     readonly_fields = ("created_at",)
     inlines = (ModelPriceInline,)
     change_list_template = "admin/arena/modelentry/change_list.html"
+    actions = ("activate_models", "deactivate_models")
+
+    activate_models, deactivate_models = set_active_actions(
+        apply=lambda ids, active: catalog_services.models_set_active(model_ids=ids, active=active),
+        permission="change",
+        on=("Put selected models into battles", "{n} model(s) activated."),
+        off=("Take selected models out of battles", "{n} model(s) deactivated."),
+    )
 
     def get_urls(self) -> list[URLPattern]:
         opts = self.opts

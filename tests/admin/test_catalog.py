@@ -198,3 +198,17 @@ def test_hostile_backend_settings_are_a_form_error_not_a_crash(db, admin_client,
     assert page.status_code == 200  # the form again, with its error
     assert says in page.content.decode()
     assert not ModelEntry.objects.filter(model_id="gf-1").exists()
+
+
+def test_models_are_put_into_and_taken_out_of_battles_in_bulk(admin_client):
+    a, b = make_two_models()
+    url = reverse("admin:arena_modelentry_changelist")
+    admin_client.post(url, {"action": "deactivate_models", "_selected_action": [a.pk, b.pk]})
+    assert not ModelEntry.objects.filter(active=True).exists()
+    page = admin_client.post(
+        url, {"action": "activate_models", "_selected_action": [a.pk]}, follow=True
+    )
+    assert "1 model(s) activated." in page.content.decode()
+    assert list(ModelEntry.objects.filter(active=True)) == [a]
+    index = admin_client.get(reverse("admin:index")).content.decode()
+    assert index.count(">Accounts<") <= 1 and "Raters and staff" in index
