@@ -23,6 +23,7 @@ from django.core.cache import caches
 from django.http import HttpRequest, HttpResponse
 from django_ratelimit.core import get_usage
 from django_ratelimit.decorators import ratelimit
+from django_ratelimit.exceptions import Ratelimited
 
 View = Callable[..., HttpResponse]
 Address = ipaddress.IPv4Address | ipaddress.IPv6Address
@@ -243,9 +244,27 @@ def _guards(action: str) -> list[dict[str, Any]]:
     ]
 
 
+# allauth's own limits (failed sign-ins) end in a 429 too, through handler429, without telling
+# us their window; they are all a minute or a few.
+FALLBACK_RETRY_AFTER_S = 60
+
+
+def limited_response(request: HttpRequest) -> HttpResponse:
+    """429 with a message people can act on and Retry-After in seconds."""
+    limited = http_limited(request)
+    if limited is not None:
+        message, retry_after = limited.message, limited.retry_after
+    else:
+        message = "Too many attempts. Try again in a minute."
+        retry_after = FALLBACK_RETRY_AFTER_S
+    response = HttpResponse(message + "\n", status=429, content_type="text/plain; charset=utf-8")
+    response["Retry-After"] = str(retry_after)
+    return response
+
+
 def limit_view(action: str) -> Callable[[View], View]:
-    """Limit POSTs to a view per account and per network; over a limit, django-ratelimit raises
-    Ratelimited (a PermissionDenied), which handler403 turns into a 429."""
+    """Limit POSTs to a view per account and per network; over a limit the answer is a 429,
+    logged as one line (a Ratelimited left to Django's handler would log a traceback)."""
 
     def decorate(view: View) -> View:
         guarded = view
@@ -255,7 +274,10 @@ def limit_view(action: str) -> Callable[[View], View]:
         @wraps(view)
         def wrapped(request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
             request.ratelimit_action = action  # so the 429 can say which limit, and until when
-            return guarded(request, *args, **kwargs)
+            try:
+                return guarded(request, *args, **kwargs)
+            except Ratelimited:
+                return limited_response(request)
 
         return wrapped
 

@@ -6,22 +6,10 @@ from django_ratelimit.exceptions import Ratelimited
 
 from accounts import ratelimits
 
-# allauth's own limits (failed sign-ins) end here too, through handler429, without telling
-# us their window; they are all a minute or a few.
-FALLBACK_RETRY_AFTER_S = 60
-
 
 def rate_limited(request: HttpRequest, exception: Exception | None = None) -> HttpResponse:
     """429 with a message people can act on and Retry-After in seconds."""
-    limited = ratelimits.http_limited(request)
-    if limited is not None:
-        message, retry_after = limited.message, limited.retry_after
-    else:
-        message = "Too many attempts. Try again in a minute."
-        retry_after = FALLBACK_RETRY_AFTER_S
-    response = HttpResponse(message + "\n", status=429, content_type="text/plain; charset=utf-8")
-    response["Retry-After"] = str(retry_after)
-    return response
+    return ratelimits.limited_response(request)
 
 
 def permission_denied(request: HttpRequest, exception: Exception) -> HttpResponse:

@@ -12,7 +12,7 @@ from django.urls import URLPattern, path
 from arena.admin.common import set_active_actions
 from arena.admin.pools import pools_view
 from arena.backends.http import secret_problems
-from arena.backends.schema import settings_problems
+from arena.backends.schema import settings_help, settings_problems
 from arena.catalog import services as catalog_services
 from arena.catalog.models import ModelEntry, ModelPrice
 from arena.core.text import text_clean
@@ -88,6 +88,10 @@ class ModelEntryForm(forms.ModelForm):
             "supported_params",
             "active",
         )
+
+    def __init__(self, *args, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        self.fields["backend_settings"].help_text = settings_help()
 
     def clean_supported_params(self) -> list:
         value = self.cleaned_data["supported_params"]

@@ -105,6 +105,13 @@ SCHEMAS: dict[str, dict[str, Check]] = {
 }
 
 
+def settings_help() -> str:
+    """Each kind's settings keys, and the mock's misbehaviours: the model form's help."""
+    kinds = "; ".join(f"{kind}: {', '.join(sorted(keys))}" for kind, keys in SCHEMAS.items())
+    faults = ", ".join(MISBEHAVIOURS)
+    return f"Keys each backend takes. {kinds}. The mock's misbehaviours: {faults}."
+
+
 def settings_problems(kind: str, settings: dict) -> list[str]:
     """What is wrong with ``settings`` for a backend of ``kind``; empty when they are fine."""
     schema = SCHEMAS.get(kind)

@@ -316,15 +316,19 @@ def unique_user():
     return make_user(f"rater-{uuid.uuid4().hex[:12]}@example.com")
 
 
-def test_sign_in_attempts_on_one_account_are_limited_across_networks(db, limits):
+def test_sign_in_attempts_on_one_account_are_limited_across_networks(db, limits, caplog):
     limits(login={"user": "2/h", "network": "100/h"})
     alice = unique_user()
     client = Client()
     assert login(client, "203.0.113.1", alice.email, "wrong").status_code == 200
     assert login(client, "198.51.100.1", alice.email, "wrong").status_code == 200
     # Past the limit even the right password is refused, and nobody is signed in.
-    refused = login(client, "192.0.2.1", alice.email.upper(), PASSWORD)
+    with caplog.at_level("WARNING", logger="django.request"):
+        refused = login(client, "192.0.2.1", alice.email.upper(), PASSWORD)
     assert_refused(refused, "Too many sign-in attempts for this account.", longest=3600)
+    # Logged as one line, not a traceback.
+    logged = [r for r in caplog.records if r.name == "django.request"]
+    assert len(logged) == 1 and logged[0].exc_info is None
     assert "_auth_user_id" not in client.session
     # Other accounts sign in as usual.
     bob = unique_user()

@@ -212,3 +212,9 @@ def test_models_are_put_into_and_taken_out_of_battles_in_bulk(admin_client):
     assert list(ModelEntry.objects.filter(active=True)) == [a]
     index = admin_client.get(reverse("admin:index")).content.decode()
     assert index.count(">Accounts<") <= 1 and "Raters and staff" in index
+
+
+def test_the_model_form_lists_each_backends_settings_and_the_mocks_misbehaviours(admin_client):
+    page = admin_client.get(reverse("admin:arena_modelentry_add")).content.decode()
+    assert "mock: " in page and "answer_tokens" in page and "prefix" in page
+    assert "error_midstream" in page and "first_token_timeout_s" in page
