@@ -20,6 +20,8 @@ APPLY = "apply"
 
 
 class NoteForm(forms.Form):
+    required_css_class = "required"  # the admin's mark for a field that must be filled in
+
     def __init__(self, *args, label: str, required: bool, max_length: int, help_text: str, **kw):
         super().__init__(*args, **kw)
         self.fields["note"] = forms.CharField(

@@ -129,6 +129,7 @@ def test_confirming_flags_asks_for_a_note_and_records_a_review(admin_client, sta
     assert ask.status_code == 200
     assert ask.templates[0].name == "admin/note_action.html"
     assert str(flag) in ask.content.decode() and 'name="note"' in ask.content.decode()
+    assert 'class="required"' in ask.content.decode()  # the note is marked as required
     assert "This field is required." in empty.content.decode()
     assert "1 flag(s) confirmed" in done.content.decode()
     review = VoteFlag.objects.get(review_of=flag)
