@@ -25,7 +25,9 @@ class EvalRunForm(forms.ModelForm):
     language = forms.CharField(required=False, help_text="and this language (e.g. en)")
     limit = forms.IntegerField(required=False, min_value=1, help_text="at most this many")
     prompts_file = forms.FileField(
-        required=False, help_text='or a JSONL file, one {"text": ..., "category": ...} a line'
+        required=False,
+        help_text='or a prompt file, as curated imports take: JSONL of {"text": ..., '
+        '"category": ...}, or CSV',
     )
     params_json = forms.CharField(
         required=False,
@@ -54,7 +56,9 @@ class EvalRunForm(forms.ModelForm):
             return data
         try:
             if data.get("prompts_file"):
-                prompts = services.prompts_from_jsonl(data["prompts_file"].read())
+                prompts = services.prompts_from_file(
+                    data["prompts_file"].read(), filename=data["prompts_file"].name
+                )
             else:
                 chosen = services.prompts_select(
                     category=data.get("category") or "",

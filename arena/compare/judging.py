@@ -11,7 +11,7 @@ from arena.backends.registry import backend_for
 from arena.catalog.models import ModelEntry
 from arena.compare import judge
 from arena.compare.models import CompareAnswer, CompareRun, JudgeCall
-from arena.generation.runner import stream_answer
+from arena.generation.runner import discard, stream_answer
 from arena.integrity.selectors import identity_terms
 
 MOCK_JUDGE_NOTE = "mock scores (deterministic, not a real judge)"
@@ -73,13 +73,10 @@ class _Judge:
                 params=params,
             )
 
-            async def ignore(_text: str) -> None:
-                return None
-
             result = await stream_answer(
                 self.backend,
                 request,
-                on_delta=ignore,
+                on_delta=discard,
                 max_chars=settings.ARENA["ANSWER_MAX_CHARS"],
                 timeout_s=float(self.model.backend_settings.get("timeout_s") or 120),
             )

@@ -15,7 +15,7 @@ from arena.backends.registry import backend_for
 from arena.catalog import costs
 from arena.catalog.models import ModelEntry
 from arena.compare import judge as rules
-from arena.generation.runner import stream_answer
+from arena.generation.runner import discard, stream_answer
 from arena.integrity.selectors import identity_terms
 from ranking.judged import parse_verdict
 
@@ -62,11 +62,6 @@ def pair_prompt(*, prompt: str, first: str, second: str, terms: tuple[str, ...])
     )
 
 
-async def ignore(_text: str) -> None:
-    """An ``on_delta`` for streams nobody watches as they arrive."""
-    return None
-
-
 async def judge_pair(
     *, judge: ModelEntry, prompt: str, first: str, second: str, terms: tuple[str, ...]
 ) -> PairVerdict:
@@ -84,7 +79,7 @@ async def judge_pair(
                 messages=(Message("system", JUDGE_SYSTEM), Message("user", text)),
                 params={"temperature": 0},
             ),
-            on_delta=ignore,
+            on_delta=discard,
             max_chars=20_000,
             timeout_s=float(judge.backend_settings.get("timeout_s") or 120),
         )

@@ -23,7 +23,7 @@ from arena.catalog.models import ModelEntry
 from arena.core.models import model_update
 from arena.evals import pairwise, works
 from arena.evals.models import EvalAnswer, EvalPrompt, EvalRun, EvalVerdict
-from arena.generation.runner import stream_answer
+from arena.generation.runner import discard, stream_answer
 
 CONCURRENCY = 16
 HEARTBEAT_S = 2.0
@@ -91,7 +91,7 @@ async def _generate(run: EvalRun, answer: EvalAnswer) -> tuple[Decimal, int]:
     result = await stream_answer(
         backend_for(model.backend, model.backend_settings),
         request,
-        on_delta=pairwise.ignore,
+        on_delta=discard,
         max_chars=settings.ARENA["ANSWER_MAX_CHARS"],
         timeout_s=float(model.backend_settings.get("timeout_s") or 120),
     )
@@ -224,11 +224,12 @@ class Piece:
         unstarted = EvalAnswer.objects.filter(pk__in=claimed_ids, status=EvalAnswer.Status.RUNNING)
         await database_sync_to_async(unstarted.delete)()  # claimed, never started: given back
 
-    async def judge(self, prompts: list[EvalPrompt], contestants: list[ModelEntry]) -> bool:
+    async def judge(
+        self, prompts: list[EvalPrompt], contestants: list[ModelEntry], terms: tuple[str, ...]
+    ) -> bool:
         """Every verdict whose two answers are made and not judged yet; whether every answer
         of the run had ended when it looked (so nothing more can come)."""
         run = self.run
-        terms = await database_sync_to_async(pairwise.mask_terms)()
         answers, judged = await database_sync_to_async(_answers)(run)
         judging = []
         for prompt in prompts:
@@ -257,13 +258,14 @@ class Piece:
                 note = _budget_note(run, self.stop, self.cost, self.calls)
                 await database_sync_to_async(EvalRun.objects.filter(pk=run.pk).update)(note=note)
             return run
+        terms = await database_sync_to_async(pairwise.mask_terms)()  # once, not once a look
         while True:
             # Read before the answers: if the other pools' pieces had ended by then, what is
             # read is all there will be.
             others = await database_sync_to_async(works.pieces_others_working)(
                 run_id=run.pk, queue=self.queue
             )
-            if await self.judge(prompts, contestants) or self.stop:
+            if await self.judge(prompts, contestants, terms) or self.stop:
                 break
             if not others:  # they ended (stopped at the budget) with answers still unmade
                 self.stop = "elsewhere"

@@ -4,7 +4,6 @@ Running them is ``arena.evals.running``."""
 
 from __future__ import annotations
 
-import json
 import random
 from decimal import Decimal
 from functools import partial
@@ -15,6 +14,7 @@ from django.db import transaction
 
 from accounts.models import User
 from arena.battles.models import Prompt
+from arena.battles.prompt_files import parse_prompts
 from arena.catalog.models import ModelEntry
 from arena.core.errors import ServiceError
 from arena.evals import pairwise, running, works
@@ -69,34 +69,15 @@ def prompts_select(*, category: str = "", language: str = "", limit: int = 0) ->
     return list(chosen[:limit] if limit else chosen)
 
 
-def prompts_from_jsonl(data: bytes) -> list[tuple[str, str]]:
-    """(text, category) pairs from JSONL, one {"text": ..., "category": ...} a line; every bad
-    line is named, and nothing is taken unless all are good."""
-    rows, problems = [], []
-    try:
-        lines = data.decode("utf-8-sig").splitlines()
-    except UnicodeDecodeError:
-        raise ServiceError("bad_prompts", "The prompt file is not UTF-8 text.") from None
-    for number, line in enumerate(lines, start=1):
-        if not line.strip():
-            continue
-        try:
-            row = json.loads(line)
-        except ValueError as exc:
-            problems.append(f"line {number}: not JSON ({exc.msg})")
-            continue
-        text = row.get("text") if isinstance(row, dict) else None
-        if not isinstance(text, str) or not text.strip():
-            problems.append(f'line {number}: needs a "text" string')
-            continue
-        category = row.get("category") or ""
-        if not isinstance(category, str) or len(category) > 64:
-            problems.append(f"line {number}: category must be a string of at most 64 characters")
-            continue
-        rows.append((text, category))
-    if problems:
-        raise ServiceError("bad_prompts", "; ".join(problems[:10]))
-    return rows
+def prompts_from_file(data: bytes, *, filename: str = "prompts.jsonl") -> list[tuple[str, str]]:
+    """(text, category) pairs from a prompt file, read as curated imports are (JSONL, or CSV
+    by its name: ``battles.prompt_files``); every bad line is named, and nothing is taken
+    unless all are good."""
+    rows, rejected = parse_prompts(data, filename=filename)
+    if rejected:
+        problems = "; ".join(f"line {number}: {why}" for number, why in rejected[:10])
+        raise ServiceError("bad_prompts", problems)
+    return [(row["text"], row["category"]) for _, row in rows]
 
 
 def eval_check(

@@ -21,7 +21,7 @@ from arena.backends.pools import health_check, replica_urls
 from arena.backends.registry import UnknownBackend, backend_for
 from arena.catalog.models import ModelEntry
 from arena.core.errors import ServiceError
-from arena.generation.runner import StreamResult, stream_answer
+from arena.generation.runner import StreamResult, discard, stream_answer
 
 PING_PROMPT = "ping"
 PING_MAX_TOKENS = 8
@@ -60,9 +60,6 @@ async def probe(
     request = ChatRequest(
         model_id=model_id, messages=(Message("user", prompt),), params={"max_tokens": max_tokens}
     )
-
-    async def discard(text: str) -> None:
-        pass
 
     return await stream_answer(
         backend,

@@ -50,6 +50,11 @@ class StreamResult:
         return asdict(self)
 
 
+async def discard(_text: str) -> None:
+    """An ``on_delta`` for a stream nobody watches as it arrives (probes, judges, evaluations)."""
+    return None
+
+
 async def stream_answer(
     backend: Backend,
     request: ChatRequest,

@@ -69,7 +69,7 @@ def test_the_admin_form_says_what_is_wrong_and_makes_nothing(admin_client, model
     bad = SimpleUploadedFile("p.jsonl", b'{"text": "fine"}\nnot json\n{"category": "x"}\n')
     page = admin_client.post(url, {**base, "baseline": models["otter"], "prompts_file": bad})
     text = page.content.decode()
-    assert "line 2: not JSON" in text and "line 3: needs a &quot;text&quot; string" in text
+    assert "line 2: not valid JSON" in text and "line 3: &#x27;text&#x27; is missing" in text
     page = admin_client.post(url, {**base, "baseline": models["otter"], "category": "none"})
     assert "No prompts match" in page.content.decode()
     assert not EvalRun.objects.exists() and not EvalPrompt.objects.exists()

@@ -122,7 +122,7 @@ class Command(BaseCommand):
         path = Path(query)
         if path.suffix == ".jsonl" or path.exists():
             try:
-                return services.prompts_from_jsonl(path.read_bytes())
+                return services.prompts_from_file(path.read_bytes(), filename=path.name)
             except OSError as exc:
                 raise CommandError(f"--prompts: {exc}") from None
             except ServiceError as exc:
