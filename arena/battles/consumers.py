@@ -116,6 +116,7 @@ class BattleConsumer(AsyncWebsocketConsumer):
             "resume": self._resume,
             "follow_up": self._follow_up,
             "vote": self._vote,
+            "stop": self._stop,
         }.get(message["action"])
         if handler is None:
             action = text_clean(message["action"])[:40]
@@ -207,6 +208,19 @@ class BattleConsumer(AsyncWebsocketConsumer):
             battle_id=battle_id, rater=self.user, choice=message.get("choice")
         )
         await self._send({"type": "revealed", **reveal})
+
+    async def _stop(self, message: dict) -> None:
+        battle_id = message.get("battle") or self.battle_id
+        if battle_id is None:
+            raise ServiceError("no_battle", "There is no battle to stop.")
+        battle = await database_sync_to_async(services.battle_stop)(
+            battle_id=battle_id, rater=self.user
+        )
+        if battle.status == Battle.Status.VOTED:
+            raise ServiceError("already_voted", "This battle has been voted on and is locked.")
+        if self.battle_id == battle.pk:
+            self._leave()
+        await self._send({"type": "stopped", "battle": str(battle.pk)})
 
     # The turn being shown (live.Viewer) ----------------------------------------------------
 

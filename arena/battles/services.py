@@ -189,6 +189,15 @@ def battle_abandon(*, battle_id: object, rater: User) -> None:
     )
 
 
+def battle_stop(*, battle_id: object, rater: User) -> Battle:
+    """The rater stopped the battle before voting: it is void (recorded, never counted) and its
+    answers still being generated are stopped. One already voted on stays as it is."""
+    battle = _battle_of(battle_id=battle_id, rater=rater)
+    battle_void(battle_id=battle.pk, reason="stopped by the rater")
+    battle.refresh_from_db(fields=["status", "void_reason"])
+    return battle
+
+
 def battle_rejoin(*, battle_id: object, rater: User) -> Battle:
     """The rater's battle, to be shown again (another tab, another web process, a reconnect);
     refused once it is over."""

@@ -62,7 +62,10 @@ async def stream_answer(
     on_delta: Callable[[str], Awaitable[None]],
     max_chars: int,
     timeout_s: float,
+    stop: asyncio.Event | None = None,
 ) -> StreamResult:
+    """``stop``, once set, ends the stream as the deadline would (its HTTP response closed at
+    once, even while the model sends nothing), with the error kind ``stopped``."""
     started = time.perf_counter()
     parts: list[str] = []
     size = 0
@@ -78,8 +81,9 @@ async def stream_answer(
     try:
         # aclosing: a stream left early (cap, error) closes its HTTP response now, not at GC.
         async with (
-            asyncio.timeout(timeout_s),
+            asyncio.timeout(timeout_s) as deadline,
             contextlib.aclosing(backend.stream(request)) as events,
+            _stopping(stop, deadline),
         ):
             async for event in events:
                 if isinstance(event, Routed):
@@ -112,7 +116,10 @@ async def stream_answer(
                     error = event
                     break
     except TimeoutError:
-        error = StreamError("timeout", f"No complete answer within {timeout_s:g} s.")
+        if stop is not None and stop.is_set():
+            error = StreamError("stopped", "Stopped: the battle ended before the answer did.")
+        else:
+            error = StreamError("timeout", f"No complete answer within {timeout_s:g} s.")
     except Exception as exc:  # a backend bug must fail the answer, never hang the battle
         log.exception("backend stream failed")
         error = StreamError("protocol", f"The backend stream failed: {type(exc).__name__}.")
@@ -153,6 +160,24 @@ async def stream_answer(
         result.error_kind = error.kind
         result.error_message = error.message
     return result
+
+
+@contextlib.asynccontextmanager
+async def _stopping(stop: asyncio.Event | None, deadline: asyncio.Timeout):
+    """While the block runs, ``stop`` being set brings its deadline forward to now."""
+    if stop is None:
+        yield
+        return
+
+    async def watch() -> None:
+        await stop.wait()
+        deadline.reschedule(asyncio.get_running_loop().time())
+
+    watcher = asyncio.get_running_loop().create_task(watch())
+    try:
+        yield
+    finally:
+        watcher.cancel()
 
 
 class Coalescer:

@@ -159,11 +159,19 @@ def battle_void(
 
 
 def battle_streams_end(*, battle_id: object) -> None:
-    """Once the transaction commits, the battle's answer streams expire soon: it is over."""
+    """Once the transaction commits, the battle's answer streams expire soon, and answers still
+    being generated are stopped by their workers (within a heartbeat): it is over, and no more
+    model time is spent on it."""
     answer_ids = list(Answer.objects.filter(turn__battle_id=battle_id).values_list("pk", flat=True))
     keys = [stream_key(battle_id=battle_id, answer_id=pk) for pk in answer_ids]
+
+    def end() -> None:
+        streams = answer_streams()
+        streams.expire(keys, KEEP_AFTER_END_S)
+        streams.stop(keys)
+
     # Robust: a Redis hiccup here must not undo a vote; the streams expire on their own later.
-    transaction.on_commit(lambda: answer_streams().expire(keys, KEEP_AFTER_END_S), robust=True)
+    transaction.on_commit(end, robust=True)
 
 
 def turn_deadline_s() -> float:

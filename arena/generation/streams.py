@@ -57,6 +57,10 @@ def heartbeat_key(key: str) -> str:
     return f"{key}:alive"
 
 
+def stop_key(key: str) -> str:
+    return f"{key}:stop"
+
+
 START = "0"  # the cursor before the first entry
 
 
@@ -82,8 +86,13 @@ class AnswerStreams(Protocol):
         """How long the stream is kept yet; None if there is no such stream."""
         ...
 
-    async def beat(self, keys: list[str], ttl_s: float) -> None:
-        """These answers' worker is alive, for ``ttl_s`` more seconds."""
+    async def beat(self, keys: list[str], ttl_s: float) -> set[str]:
+        """These answers' worker is alive, for ``ttl_s`` more seconds; returns those of them
+        asked to stop (``stop``), in the same round trip."""
+        ...
+
+    def stop(self, keys: list[str]) -> None:
+        """Ask whichever worker generates these answers to stop: their battle is over."""
         ...
 
     async def rest(self, key: str) -> None:
@@ -149,11 +158,21 @@ class RedisStreams:
         left = self._sync_client().pttl(key)
         return left / 1000 if left >= 0 else None
 
-    async def beat(self, keys: list[str], ttl_s: float) -> None:
+    async def beat(self, keys: list[str], ttl_s: float) -> set[str]:
         pipe = self._state().client.pipeline(transaction=False)
         for key in keys:
             pipe.set(heartbeat_key(key), "1", px=int(ttl_s * 1000))
-        await pipe.execute()
+            pipe.exists(stop_key(key))
+        got = await pipe.execute()
+        return {key for key, stopped in zip(keys, got[1::2], strict=True) if stopped}
+
+    def stop(self, keys: list[str]) -> None:
+        if not keys:
+            return
+        with self._sync_client().pipeline(transaction=False) as pipe:
+            for key in keys:
+                pipe.set(stop_key(key), "1", ex=KEEP_AFTER_END_S)
+            pipe.execute()
 
     async def rest(self, key: str) -> None:
         await self._state().client.delete(heartbeat_key(key))
@@ -242,6 +261,7 @@ class MemoryStreams:
         self._ids = itertools.count(1)
         self._swept = 0.0
         self._beats: dict[str, float] = {}
+        self._stops: dict[str, float] = {}
 
     def _add(self, key: str, text: str, done: str) -> None:
         with self._lock:
@@ -281,10 +301,16 @@ class MemoryStreams:
                 return None
             return self._expires[key] - now
 
-    async def beat(self, keys: list[str], ttl_s: float) -> None:
+    async def beat(self, keys: list[str], ttl_s: float) -> set[str]:
         with self._lock:
             until = time.monotonic() + ttl_s
             self._beats.update(dict.fromkeys(keys, until))
+            return {key for key in keys if key in self._stops}
+
+    def stop(self, keys: list[str]) -> None:
+        with self._lock:
+            until = time.monotonic() + KEEP_AFTER_END_S
+            self._stops.update(dict.fromkeys(keys, until))
 
     async def rest(self, key: str) -> None:
         with self._lock:
@@ -317,8 +343,9 @@ class MemoryStreams:
         for key in [k for k, at in self._expires.items() if at <= now]:
             del self._expires[key]
             self._entries.pop(key, None)
-        for key in [k for k, at in self._beats.items() if at <= now]:
-            del self._beats[key]
+        for marks in (self._beats, self._stops):
+            for key in [k for k, at in marks.items() if at <= now]:
+                del marks[key]
 
 
 def _number(entry: Entry) -> int:

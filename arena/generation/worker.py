@@ -62,43 +62,51 @@ _finish = _retrying(services.answer_finish)
 class _Heartbeats:
     """The answers this event loop is generating, said to be alive every few seconds, all in
     one round trip, so that an answer whose worker is killed is noticed in seconds (the sweep,
-    ``services.answers_recover_stalled``), not at its deadline."""
+    ``services.answers_recover_stalled``), not at its deadline. The same round trip says which
+    of them their battle has ended (a rater's Stop, a new battle, a void): those are stopped."""
 
     def __init__(self) -> None:
-        self.keys: set[str] = set()
+        self.stops: dict[str, asyncio.Event] = {}
         self.task: asyncio.Task | None = None
 
-    async def add(self, key: str) -> None:
-        self.keys.add(key)
+    async def add(self, key: str) -> asyncio.Event:
+        stop = self.stops[key] = asyncio.Event()
         await self._beat([key])
         if self.task is None or self.task.done():
             self.task = asyncio.get_running_loop().create_task(self._run())
+        return stop
 
     async def _run(self) -> None:
-        while self.keys:
+        while self.stops:
             await asyncio.sleep(HEARTBEAT_EVERY_S)
-            await self._beat(list(self.keys))
+            await self._beat(list(self.stops))
 
     async def _beat(self, keys: list[str]) -> None:
         if not keys:
             return
         try:
-            await answer_streams().beat(keys, HEARTBEAT_TTL_S)
+            stopped = await answer_streams().beat(keys, HEARTBEAT_TTL_S)
         except Exception as exc:  # Redis away: the next beat may land; the answer goes on
             log.warning("answer heartbeat failed: %s", exc)
+            return
+        for key in stopped:
+            if (stop := self.stops.get(key)) is not None:
+                stop.set()
 
 
 @contextlib.asynccontextmanager
-async def _kept_alive(key: str) -> AsyncIterator[None]:
+async def _kept_alive(key: str) -> AsyncIterator[asyncio.Event]:
+    """Heartbeats for the answer while it is generated; yields the event set when it must
+    stop."""
     loop = asyncio.get_running_loop()
     beats = getattr(loop, "_arena_heartbeats", None)
     if beats is None:
         beats = loop._arena_heartbeats = _Heartbeats()  # type: ignore[attr-defined]
-    await beats.add(key)
+    stop = await beats.add(key)
     try:
-        yield
+        yield stop
     finally:
-        beats.keys.discard(key)
+        beats.stops.pop(key, None)
         try:
             await answer_streams().rest(key)
         except Exception as exc:  # it lapses on its own
@@ -115,11 +123,13 @@ async def answer_generate(answer_id: int) -> None:
     if job.abandoned:
         await streams.finish(key, job.abandoned)
         return
-    async with _kept_alive(key):
-        await _stream(answer_id, job, key)
+    async with _kept_alive(key) as stop:
+        await _stream(answer_id, job, key, stop)
 
 
-async def _stream(answer_id: int, job: services.GenerationJob, key: str) -> None:
+async def _stream(
+    answer_id: int, job: services.GenerationJob, key: str, stop: asyncio.Event
+) -> None:
     streams = answer_streams()
     coalescer = Coalescer(partial(streams.append, key))
     conf = settings.ARENA
@@ -129,6 +139,7 @@ async def _stream(answer_id: int, job: services.GenerationJob, key: str) -> None
         on_delta=coalescer.add,
         max_chars=conf["ANSWER_MAX_CHARS"],
         timeout_s=conf["TURN_DEADLINE_S"],
+        stop=stop,
     )
     try:
         await coalescer.flush()

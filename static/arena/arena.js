@@ -7,6 +7,7 @@
 
   var panes = { a: document.getElementById("pane-a"), b: document.getElementById("pane-b") };
   var reveals = { a: document.getElementById("reveal-a"), b: document.getElementById("reveal-b") };
+  var headings = { a: document.getElementById("heading-a"), b: document.getElementById("heading-b") };
   var notice = document.getElementById("notice");
   var integrity = document.getElementById("integrity");
   var form = document.getElementById("prompt-form");
@@ -30,6 +31,12 @@
   var unavailableTries = 0;
   var refused = false; // the server turned this socket away for good (too many open): no retry
   var offer = document.getElementById("offer");
+  var stopBtn = document.getElementById("stop");
+  var randomBtn = document.getElementById("random-prompt");
+  // The rater may not battle yet (an unconfirmed email): the page says why once, and nothing
+  // that would only be refused is offered.
+  var blocked = root.dataset.blocked === "true";
+  var noticeCause = ""; // what the notice is about: "prompt" ones go once the box is edited
 
   function setState(next) {
     state = next;
@@ -37,11 +44,17 @@
     var canVote = next === "ready";
     voteButtons.forEach(function (b) { b.disabled = !canVote; });
     sendBtn.textContent = next === "ready" ? "Send follow-up" : "Send";
-    box.disabled = next === "generating";
+    box.disabled = next === "generating" || blocked;
+    randomBtn.disabled = blocked;
+    stopBtn.hidden = next !== "generating";
+    stopBtn.disabled = !battleId;
+    // A void battle has no vote to speak of: its "will not count" notice would contradict.
+    if (next === "void" || next === "idle") integrity.hidden = true;
     updateCounter();
   }
 
-  function showNotice(text, kind) {
+  function showNotice(text, kind, cause) {
+    noticeCause = text ? cause || "" : "";
     notice.textContent = text;
     notice.className = "notice " + (kind || "info");
     notice.hidden = !text;
@@ -55,6 +68,8 @@
       panes[s].textContent = "";
       reveals[s].hidden = true;
       reveals[s].textContent = "";
+      headings[s].textContent = "Model " + s.toUpperCase();
+      headings[s].classList.remove("named");
     });
   }
 
@@ -78,9 +93,15 @@
   }
 
   function renderSide(turn, side) {
+    // A pane follows new text while the rater is at its foot; one scrolled up to read stays
+    // where it is until they scroll back down. Read before the text grows, so a scroll made
+    // just now is never undone.
+    var pane = panes[side];
+    var atFoot = pane.scrollTop + pane.clientHeight >= pane.scrollHeight - 24;
     var el = turn.el[side];
     el.innerHTML = window.ArenaMarkdown.render(turn[side]);
     el.dataset.pending = "false";
+    if (atFoot) pane.scrollTop = pane.scrollHeight;
   }
 
   function send(payload) {
@@ -125,6 +146,7 @@
         resuming = false;
         battleId = msg.battle;
         root.dataset.battle = battleId;
+        stopBtn.disabled = false;
         if (msg.resumed && !turns.length) {
           rebuildTurns(msg);
           turn = turns[turns.length - 1];
@@ -164,6 +186,11 @@
         setState("void");
         showNotice(msg.message, "error");
         break;
+      case "stopped":
+        setState("void");
+        showNotice("Stopped. Both answers were cancelled and this battle will not count. " +
+          "Start a new battle whenever you like.", "info");
+        break;
       case "revealed":
         pendingVote = null;
         setState("voted");
@@ -172,6 +199,8 @@
           reveals[s].textContent = who.name + (who.organisation ? " · " + who.organisation : "");
           reveals[s].classList.toggle("chosen", msg.choice === s);
           reveals[s].hidden = false;
+          headings[s].textContent = who.name;
+          headings[s].classList.add("named");
         });
         showNotice("Thanks, your vote is recorded. Start a new battle whenever you like.", "success");
         break;
@@ -241,12 +270,14 @@
 
   function submit() {
     var text = box.value;
+    if (blocked) return;
     if (!text.trim()) {
-      showNotice("Type a prompt first: it cannot be empty.", "error");
+      showNotice("Type a prompt first: it cannot be empty.", "error", "prompt");
       return;
     }
     if (text.length > maxChars) {
-      showNotice("The prompt is " + text.length + " characters; the limit is " + maxChars + ".", "error");
+      showNotice("The prompt is " + text.length + " characters; the limit is " + maxChars + ".",
+        "error", "prompt");
       return;
     }
     if (state === "generating") return;
@@ -261,6 +292,7 @@
       if (drawnPrompt && drawnPrompt.text === text) payload.prompt_id = drawnPrompt.id;
     }
     if (!send(payload)) return;
+    dismissMessages();
     addTurn(text);
     pendingText = text;
     showNotice("", "");
@@ -286,14 +318,29 @@
     counter.textContent = box.value.length + " / " + maxChars +
       (over > 0 ? ": " + over + " characters over the limit" : "");
     counter.classList.toggle("over", over > 0);
-    sendBtn.disabled = state === "generating" || over > 0;
+    sendBtn.disabled = state === "generating" || over > 0 || blocked;
+  }
+
+  function dismissMessages() {
+    // The page's one-off messages ("Signed in as …") have been read once a battle starts.
+    Array.prototype.forEach.call(document.querySelectorAll(".messages"), function (m) {
+      m.remove();
+    });
   }
 
   form.addEventListener("submit", function (e) { e.preventDefault(); submit(); });
   box.addEventListener("keydown", function (e) {
     if (e.key === "Enter" && !e.shiftKey) { e.preventDefault(); submit(); }
   });
-  box.addEventListener("input", updateCounter);
+  box.addEventListener("input", function () {
+    if (noticeCause === "prompt") showNotice("", "");
+    updateCounter();
+  });
+  stopBtn.addEventListener("click", function () {
+    if (state !== "generating" || !battleId) return;
+    stopBtn.disabled = true;
+    send({ action: "stop", battle: battleId });
+  });
   voteButtons.forEach(function (b) {
     b.addEventListener("click", function () { vote(b.dataset.choice); });
   });
@@ -317,7 +364,7 @@
     setState("idle");
     box.focus();
   });
-  document.getElementById("random-prompt").addEventListener("click", function () {
+  randomBtn.addEventListener("click", function () {
     fetch(root.dataset.randomUrl, { credentials: "same-origin" })
       .then(function (r) { return r.json().then(function (body) { return { ok: r.ok, body: body }; }); })
       .then(function (res) {

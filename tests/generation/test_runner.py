@@ -84,6 +84,44 @@ async def test_a_stalled_stream_times_out():
     assert result.status == "error" and result.error_kind == "timeout"
 
 
+async def test_a_stop_ends_a_stalled_stream_at_once_as_stopped():
+    import asyncio
+
+    stop = asyncio.Event()
+    backend = MockBackend({"ttft_ms": 0, "tokens_per_s": 0, "misbehaviour": "stall"})
+    running = asyncio.ensure_future(
+        stream_answer(backend, REQUEST, on_delta=_ignore, max_chars=1000, timeout_s=3600, stop=stop)
+    )
+    await asyncio.sleep(0)
+    assert not running.done()
+    stop.set()
+    result = await running  # well before its hour-long deadline
+    assert result.status == "error" and result.error_kind == "stopped"
+
+
+async def test_a_stop_keeps_the_text_streamed_so_far():
+    import asyncio
+
+    stop = asyncio.Event()
+    seen: list[str] = []
+
+    async def on_delta(text: str) -> None:
+        seen.append(text)
+        if len(seen) == 3:
+            stop.set()
+
+    backend = MockBackend({"ttft_ms": 0, "tokens_per_s": 200, "answer_tokens": 400})
+    result = await stream_answer(
+        backend, REQUEST, on_delta=on_delta, max_chars=100_000, timeout_s=3600, stop=stop
+    )
+    assert result.status == "partial" and result.error_kind == "stopped"
+    assert result.text == "".join(seen) and len(seen) >= 3
+
+
+async def _ignore(_text: str) -> None:
+    return None
+
+
 async def test_the_coalescer_sends_a_lone_delta_at_once():
     import asyncio
 
