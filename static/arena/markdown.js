@@ -1,100 +1,58 @@
-// The one markdown renderer both panes use. Safe by construction: every character of the
-// model's text is HTML-escaped first, and only a fixed set of tags is added afterwards, so
-// <script>, <img onerror=...> and friends always show as text.
+// The one markdown renderer every answer pane uses (battle and compare): markdown-it for the
+// syntax (tables, links, lists, quotes, code), highlight.js for code blocks, KaTeX for $…$ and
+// \[…\] math, then DOMPurify over the result. All are pinned files in static/vendor/ (see
+// package.json). Raw HTML in an answer is never markup: markdown-it shows it as text, and
+// DOMPurify would drop anything active that got through. Links open apart from the page with
+// rel="noopener nofollow ugc"; only http(s) and mailto links and same-origin images are kept.
 (function () {
   "use strict";
 
-  function escapeHtml(s) {
-    return s
-      .replace(/&/g, "&amp;")
-      .replace(/</g, "&lt;")
-      .replace(/>/g, "&gt;")
-      .replace(/"/g, "&quot;")
-      .replace(/'/g, "&#39;");
-  }
+  var SAFE_LINK = /^(https?:|mailto:)/i;
 
-  function inline(s) {
-    // s is already escaped. Code spans first so their content is left alone.
-    var parts = s.split(/(`[^`]+`)/g);
-    return parts
-      .map(function (part) {
-        if (/^`[^`]+`$/.test(part)) return "<code>" + part.slice(1, -1) + "</code>";
-        return part
-          .replace(/\*\*(\S(?:.*?\S)?)\*\*/g, "<strong>$1</strong>")
-          .replace(/__(\S(?:.*?\S)?)__/g, "<strong>$1</strong>")
-          .replace(/(^|[^*])\*(\S(?:.*?\S)?)\*(?!\*)/g, "$1<em>$2</em>");
-      })
-      .join("");
-  }
+  var md = window.markdownit({
+    html: false,
+    linkify: true,
+    typographer: false,
+    highlight: function (code, lang) {
+      if (!lang || !window.hljs.getLanguage(lang)) return "";
+      try {
+        return window.hljs.highlight(code, { language: lang, ignoreIllegals: true }).value;
+      } catch (err) {
+        return "";
+      }
+    },
+  });
+  md.use(window.texmath, {
+    engine: window.katex,
+    delimiters: ["dollars", "brackets"],
+    // trust: false keeps \href, \url and HTML extensions out; the limits keep a hostile
+    // formula from taking the tab down.
+    katexOptions: { throwOnError: false, trust: false, maxSize: 20, maxExpand: 500 },
+  });
+  // markdown-it's own check lets data: images through; a link or image here is http(s) or
+  // mailto, or relative to this site, and nothing else.
+  md.validateLink = function (url) {
+    var trimmed = url.trim();
+    return SAFE_LINK.test(trimmed) || !/^[a-z][a-z0-9+.-]*:/i.test(trimmed);
+  };
+
+  var purify = window.DOMPurify;
+  purify.addHook("afterSanitizeAttributes", function (node) {
+    if (node.tagName === "A" && node.hasAttribute("href")) {
+      node.setAttribute("target", "_blank");
+      node.setAttribute("rel", "noopener nofollow ugc");
+    }
+  });
+  var PURIFY = {
+    ALLOWED_URI_REGEXP: /^(?:(?:https?|mailto):|[^a-z]|[a-z+.-]+(?:[^a-z+.\-:]|$))/i,
+    FORBID_TAGS: ["style", "form", "input", "button", "textarea", "select"],
+    FORBID_ATTR: ["id", "name"],
+    ADD_ATTR: ["target"],
+  };
 
   function render(text) {
-    var lines = text.replace(/\r\n?/g, "\n").split("\n");
-    var out = [];
-    var para = [];
-    var list = null; // "ul" | "ol"
-    var inCode = false;
-    var code = [];
-
-    function flushPara() {
-      if (para.length) out.push("<p>" + inline(escapeHtml(para.join(" "))) + "</p>");
-      para = [];
-    }
-    function closeList() {
-      if (list) out.push("</" + list + ">");
-      list = null;
-    }
-
-    lines.forEach(function (line) {
-      if (inCode) {
-        if (/^\s*(```|~~~)/.test(line)) {
-          out.push("<pre><code>" + escapeHtml(code.join("\n")) + "</code></pre>");
-          inCode = false;
-          code = [];
-        } else {
-          code.push(line);
-        }
-        return;
-      }
-      if (/^\s*(```|~~~)/.test(line)) {
-        flushPara();
-        closeList();
-        inCode = true;
-        return;
-      }
-      var h = /^ {0,3}(#{1,6})\s+(.*)$/.exec(line);
-      if (h) {
-        flushPara();
-        closeList();
-        var level = Math.min(h[1].length + 2, 6); // keep answer headings below the page's own
-        out.push("<h" + level + ">" + inline(escapeHtml(h[2])) + "</h" + level + ">");
-        return;
-      }
-      var ul = /^\s*[-*+]\s+(.*)$/.exec(line);
-      var ol = /^\s*\d+[.)]\s+(.*)$/.exec(line);
-      if (ul || ol) {
-        flushPara();
-        var kind = ul ? "ul" : "ol";
-        if (list !== kind) {
-          closeList();
-          out.push("<" + kind + ">");
-          list = kind;
-        }
-        out.push("<li>" + inline(escapeHtml((ul || ol)[1])) + "</li>");
-        return;
-      }
-      if (!line.trim()) {
-        flushPara();
-        closeList();
-        return;
-      }
-      closeList();
-      para.push(line.trim());
-    });
-    if (inCode) out.push("<pre><code>" + escapeHtml(code.join("\n")) + "</code></pre>");
-    flushPara();
-    closeList();
-    return out.join("\n");
+    return purify.sanitize(md.render(text || ""), PURIFY);
   }
 
-  window.ArenaMarkdown = { render: render, escapeHtml: escapeHtml };
+  window.ArenaMarkdown = { render: render };
 })();
