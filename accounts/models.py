@@ -38,6 +38,9 @@ class User(AbstractUser):
     rater_pool = models.CharField(max_length=16, choices=Pool.choices, default=Pool.CROWD)
     banned_at = models.DateTimeField(null=True, blank=True)
     ban_reason = models.CharField(max_length=300, blank=True, default="")
+    # The version of the rater's terms (settings.TERMS) this user accepted, and when.
+    terms_version = models.CharField(max_length=32, blank=True, default="")
+    terms_accepted_at = models.DateTimeField(null=True, blank=True)
 
     USERNAME_FIELD = "email"
     REQUIRED_FIELDS: list[str] = []

@@ -4,8 +4,16 @@ from __future__ import annotations
 
 from allauth.account.models import EmailAddress
 from django.db import transaction
+from django.utils import timezone
 
 from accounts.models import User
+
+
+def terms_accept(*, user: User, version: str) -> None:
+    """The user accepts this version of the rater's terms; accepting it again changes nothing."""
+    User.objects.filter(pk=user.pk).exclude(terms_version=version).update(
+        terms_version=version, terms_accepted_at=timezone.now()
+    )
 
 
 @transaction.atomic

@@ -232,6 +232,17 @@ ARENA = {
     "TURN_DEADLINE_S": env.float("ARENA_TURN_DEADLINE_S", default=180.0),
 }
 
+# What a rater accepts once before their first battle (empty TEXT: nothing to accept). A new
+# VERSION asks every rater to accept again.
+TERMS = {
+    "TEXT": env.str(
+        "ARENA_TERMS_TEXT",
+        default="Your prompts and votes may be published as an open dataset, without your email "
+        "address, to help research. Do not enter personal or confidential information.",
+    ),
+    "VERSION": env.str("ARENA_TERMS_VERSION", default="1"),
+}
+
 # Compare mode: named models side by side, judged blind; never the leaderboard.
 COMPARE = {
     "ACCESS": env.str("COMPARE_ACCESS", default="staff"),  # or "team": the use_compare permission

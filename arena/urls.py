@@ -13,6 +13,7 @@ from ranking import views as ranking_views
 urlpatterns = [
     path("", views.arena_page, name="arena"),
     path("api/prompts/random/", views.random_prompt, name="random-prompt"),
+    path("terms/accept/", views.terms_accept_view, name="terms-accept"),
     path("compare/", compare_views.compare_page, name="compare"),
     path("compare/history/", compare_views.history, name="compare-history"),
     path("compare/<uuid:run_id>/", compare_views.run_page, name="compare-run"),

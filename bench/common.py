@@ -186,12 +186,17 @@ def only_mock_models(prefix: str, backend_settings: dict, **defaults: Any) -> No
 
 
 def verify_email(user: Any) -> None:
-    """The user's address, verified and primary: enough to rate."""
+    """The user's address, verified and primary, and the rater's terms accepted: enough to
+    rate."""
     from allauth.account.models import EmailAddress
+    from django.conf import settings
+
+    from accounts.services import terms_accept
 
     EmailAddress.objects.update_or_create(
         user=user, email=user.email, defaults={"verified": True, "primary": True}
     )
+    terms_accept(user=user, version=settings.TERMS["VERSION"])
 
 
 def session_cookie(user: Any) -> str:

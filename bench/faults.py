@@ -60,6 +60,7 @@ for name, mid in (("Bench Fault A", "bench-fault-a"), ("Bench Fault B", "bench-f
         backend_settings=BACKEND, supported_params=["temperature", "top_p", "max_tokens"])
 user = User.objects.create_user("faults@example.com", "bench-password-1234")
 EmailAddress.objects.create(user=user, email=user.email, verified=True, primary=True)
+User.objects.filter(pk=user.pk).update(terms_version=settings.TERMS["VERSION"])
 client = Client()
 client.force_login(user)
 name = settings.SESSION_COOKIE_NAME

@@ -30,7 +30,7 @@ from arena.battles.models import Answer, Battle, Turn, Vote
 from arena.catalog.models import ModelEntry
 from arena.core.text import estimate_tokens
 from arena.devtools.fixture_server import FixtureServer, stream_fixture
-from arena.generation.runner import StreamResult, stream_answer
+from arena.generation.runner import StreamResult, discard, stream_answer
 from tests.backends.vendors import VENDORS
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -46,10 +46,13 @@ SESSION_RATELIMIT_PREFIX = f"rl-test-{uuid.uuid4().hex}:"
 # Users and models ---------------------------------------------------------------------------
 
 
-def make_user(email: str, *, verified: bool = True, **extra) -> User:
-    """A rater; crowd raters need a verified email to battle, so by default they have one."""
+def make_user(email: str, *, verified: bool = True, terms: bool = True, **extra) -> User:
+    """A rater; crowd raters need a verified email and the rater's terms accepted to battle,
+    so by default they have both."""
     from allauth.account.models import EmailAddress
 
+    if terms:
+        extra.setdefault("terms_version", settings.TERMS["VERSION"])
     user = User.objects.create_user(email, PASSWORD, **extra)
     EmailAddress.objects.create(user=user, email=user.email, verified=verified, primary=True)
     return user
@@ -435,11 +438,7 @@ def variant(fixture: str, old: str, new: str) -> bytes:
 async def ask(backend, text: str = "hello"):
     """One answer from a (pooled) backend, as the arena streams it."""
     request = ChatRequest("m", (Message("user", text),), {"max_tokens": 40})
-    return await stream_answer(backend, request, on_delta=ignore, max_chars=10_000, timeout_s=10)
-
-
-async def ignore(_: str) -> None:
-    return None
+    return await stream_answer(backend, request, on_delta=discard, max_chars=10_000, timeout_s=10)
 
 
 def pooled(replicas: list, **settings):

@@ -45,20 +45,22 @@ class UserAdmin(BaseUserAdmin):
     list_filter = ("rater_pool", BannedFilter, "is_staff", "is_active")
     search_fields = ("email", "first_name", "last_name")
     # Ban state changes only through the actions, so that a ban also flags the past votes.
-    readonly_fields = (
+    integrity_fields = (
         "banned_at",
         "ban_reason",
         "gold_agreement",
         "vote_count",
         "flagged_vote_count",
     )
+    readonly_fields = ("terms_version", "terms_accepted_at", *integrity_fields)
     fieldsets = (
         (None, {"fields": ("email", "password")}),
         ("Rater", {"fields": ("rater_pool", "first_name", "last_name")}),
+        ("Rater's terms", {"fields": ("terms_version", "terms_accepted_at")}),
         (
             "Integrity",
             {
-                "fields": readonly_fields,
+                "fields": integrity_fields,
                 "description": "Ban or unban from the list of users (actions), so that a ban "
                 "also flags every past vote of the rater.",
             },

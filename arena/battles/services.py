@@ -14,7 +14,7 @@ from django.db.models import F
 from django.utils import timezone
 
 from accounts.models import User
-from accounts.selectors import user_email_verified
+from accounts.selectors import terms_pending, user_email_verified
 from arena.backends.registry import installed_kinds
 from arena.battles.models import Answer, Battle, Prompt, Turn, Vote
 from arena.battles.prompts import prompt_clean_text, prompt_for_text
@@ -162,6 +162,15 @@ def rater_may_battle(*, rater: User) -> None:
             "Please confirm your email address first: follow the link we sent you (or ask for "
             "a new one on your account's email page).",
         )
+    if terms_pending(user=rater, version=terms_version()):
+        raise ServiceError(
+            "terms_not_accepted", "Please read and accept the arena's terms first (above)."
+        )
+
+
+def terms_version() -> str:
+    """The version of the rater's terms in force; empty when there are none to accept."""
+    return settings.TERMS["VERSION"] if settings.TERMS["TEXT"] else ""
 
 
 def _battle_of(*, battle_id: object, rater: User, lock: bool = False) -> Battle:

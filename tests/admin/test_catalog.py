@@ -148,15 +148,12 @@ def test_pool_page_shows_replica_health_throughput_and_vote_cost(client):
             "openai_compatible", {"replicas": [{"base_url": server.url}], "fail_threshold": 1}
         )
         from arena.backends.base import ChatRequest, Message
-        from arena.generation.runner import stream_answer
-
-        async def ignore(_: str) -> None:
-            return None
+        from arena.generation.runner import discard, stream_answer
 
         await stream_answer(
             backend,
             ChatRequest("m", (Message("user", "x"),)),
-            on_delta=ignore,
+            on_delta=discard,
             max_chars=100,
             timeout_s=5,
         )

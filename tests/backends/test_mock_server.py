@@ -11,8 +11,7 @@ from arena.backends.base import ChatRequest, Message
 from arena.backends.registry import backend_for
 from arena.devtools.demo import demo_mock_config
 from arena.devtools.mock_server import MockServer
-from arena.generation.runner import stream_answer
-from tests.helpers import ignore
+from arena.generation.runner import discard, stream_answer
 
 
 @pytest.fixture
@@ -27,7 +26,7 @@ async def demo_server():
 async def answer(server: MockServer, model: str, **params):
     request = ChatRequest(model, (Message("user", "Explain recursion."),), params)
     adapter = backend_for("openai_compatible", {"base_url": server.url})
-    return await stream_answer(adapter, request, on_delta=ignore, max_chars=10_000, timeout_s=10)
+    return await stream_answer(adapter, request, on_delta=discard, max_chars=10_000, timeout_s=10)
 
 
 async def test_it_lists_the_models_it_serves(demo_server):
@@ -65,7 +64,7 @@ async def test_it_speaks_anthropics_and_geminis_streams_to_their_adapters(
     want = await answer_openai(demo_server, "mock-falcon-1")
     for params, finish in (({}, "stop"), ({"max_tokens": 16}, "length")):
         request = ChatRequest("mock-falcon-1", (Message("user", "Explain recursion."),), params)
-        got = await stream_answer(adapter, request, on_delta=ignore, max_chars=10_000,
+        got = await stream_answer(adapter, request, on_delta=discard, max_chars=10_000,
                                   timeout_s=10)  # fmt: skip
         assert (got.status, got.finish_reason) == ("ok", finish)
         assert not got.tokens_estimated and got.request_id
@@ -74,7 +73,7 @@ async def test_it_speaks_anthropics_and_geminis_streams_to_their_adapters(
         else:
             assert got.output_tokens == 16 and want.text.startswith(got.text)
     unknown = ChatRequest("mock-owl-3", (Message("user", "hi"),), {})
-    got = await stream_answer(adapter, unknown, on_delta=ignore, max_chars=100, timeout_s=10)
+    got = await stream_answer(adapter, unknown, on_delta=discard, max_chars=100, timeout_s=10)
     assert got.error_kind == "bad_request"
 
 

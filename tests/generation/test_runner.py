@@ -6,7 +6,7 @@ import pytest
 
 from arena.backends.base import ChatRequest, Message
 from arena.backends.mock import MockBackend, MockSettings, answer_text
-from arena.generation.runner import stream_answer
+from arena.generation.runner import discard, stream_answer
 
 REQUEST = ChatRequest(
     model_id="mock-test", messages=(Message("user", "Say something."),), params={"max_tokens": 60}
@@ -90,7 +90,7 @@ async def test_a_stop_ends_a_stalled_stream_at_once_as_stopped():
     stop = asyncio.Event()
     backend = MockBackend({"ttft_ms": 0, "tokens_per_s": 0, "misbehaviour": "stall"})
     running = asyncio.ensure_future(
-        stream_answer(backend, REQUEST, on_delta=_ignore, max_chars=1000, timeout_s=3600, stop=stop)
+        stream_answer(backend, REQUEST, on_delta=discard, max_chars=1000, timeout_s=3600, stop=stop)
     )
     await asyncio.sleep(0)
     assert not running.done()
@@ -116,10 +116,6 @@ async def test_a_stop_keeps_the_text_streamed_so_far():
     )
     assert result.status == "partial" and result.error_kind == "stopped"
     assert result.text == "".join(seen) and len(seen) >= 3
-
-
-async def _ignore(_text: str) -> None:
-    return None
 
 
 async def test_the_coalescer_sends_a_lone_delta_at_once():
