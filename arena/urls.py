@@ -25,6 +25,7 @@ urlpatterns = [
         name="compare-export",
     ),
     path("leaderboard/", ranking_views.leaderboard, name="leaderboard"),
+    path("leaderboard/model/<path:name>/", ranking_views.model_page, name="leaderboard-model"),
     path("leaderboard/judge/", evals_views.leaderboard_judge, name="leaderboard-judge"),
     path(
         "leaderboard/judge.json", evals_views.leaderboard_judge_json, name="leaderboard-judge-json"

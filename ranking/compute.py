@@ -24,6 +24,7 @@ from ranking.bradley_terry import (
     fit,
 )
 from ranking.intervals import bootstrap, rank_ranges, sandwich
+from ranking.pairwise import pair_tallies
 from ranking.style import (
     STYLE_NAMES,
     bootstrap_style,
@@ -338,6 +339,29 @@ def _style(
 def breakdown_values(values: np.ndarray) -> list[str]:
     """Distinct non-empty values, sorted, so boards come out in a stable order."""
     return sorted({str(v) for v in values if v is not None and v != ""})
+
+
+def pairs_all(
+    votes: VoteArrays, config: RankingConfig, *, by: Sequence[str] = ("category", "language")
+) -> dict[str, dict]:
+    """Head-to-head tallies (``pairwise.PairTallies.as_dict``) over all votes and per value of
+    each breakdown field, keyed as the boards are."""
+
+    def tallies(mask: np.ndarray | None) -> dict:
+        a, b, o = (
+            (votes.a, votes.b, votes.outcome)
+            if mask is None
+            else (votes.a[mask], votes.b[mask], votes.outcome[mask])
+        )
+        t = pair_tallies(a, b, o, len(votes.model_names), both_bad=config.both_bad)
+        return t.as_dict(votes.model_names)
+
+    out = {"all": tallies(None)}
+    for name in by:
+        values = np.asarray(getattr(votes, name), dtype=object)
+        for value in breakdown_values(values):
+            out[f"{name}:{value}"] = tallies(values == value)
+    return out
 
 
 def compute_all(

@@ -15,6 +15,10 @@ class LeaderboardSnapshot(models.Model):
     includes_simulated = models.BooleanField(default=False)
     style_coefs = models.JSONField(default=dict, blank=True)
     notes = models.JSONField(default=list, blank=True)
+    # Per board ("all", "category:x", ...): head-to-head tallies (ranking.pairwise).
+    pairs = models.JSONField(default=dict, blank=True)
+    # Per model: answers in counted votes and how many of them were cut at the length limit.
+    model_stats = models.JSONField(default=dict, blank=True)
     content_hash = models.CharField(max_length=64, help_text="SHA-256 of the rows")
     duration_s = models.FloatField(null=True, blank=True)
 

@@ -8,7 +8,7 @@ from datetime import datetime
 import numpy as np
 from django.core.exceptions import EmptyResultSet
 from django.db import connections, transaction
-from django.db.models import Q, QuerySet
+from django.db.models import Count, Q, QuerySet
 from django.db.models.expressions import RawSQL
 
 from arena.battles.models import Vote
@@ -73,6 +73,28 @@ def vote_arrays(*, cutoff: datetime, include_simulated: bool) -> LoadedVotes:
     else:
         arrays = arrays_by_rows(counted, names=names)
     return LoadedVotes(arrays, excluded, entries)
+
+
+def answer_counts(*, cutoff: datetime, include_simulated: bool) -> dict[str, dict[str, int]]:
+    """Per model (public name): its answers in the counted votes up to ``cutoff`` and how many
+    were cut at the length limit (finish reason "length")."""
+    counted = counted_votes(include_simulated=include_simulated).filter(created_at__lte=cutoff)
+    names = dict(ModelEntry.objects.values_list("pk", "public_name"))
+    out: dict[str, dict[str, int]] = {}
+    for side in ("a", "b"):
+        rows = (
+            counted.order_by()
+            .values(f"model_{side}")
+            .annotate(
+                answers=Count("pk"),
+                truncated=Count("pk", filter=Q(**{f"side_{side}__finish_reason": "length"})),
+            )
+        )
+        for row in rows:
+            stats = out.setdefault(names[row[f"model_{side}"]], {"answers": 0, "truncated": 0})
+            stats["answers"] += row["answers"]
+            stats["truncated"] += row["truncated"]
+    return out
 
 
 def arrays_by_rows(votes: QuerySet, *, names: dict[int, str]) -> VoteArrays:

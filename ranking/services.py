@@ -14,7 +14,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from ranking import selectors
-from ranking.compute import Board, RankingConfig, compute_all
+from ranking.compute import Board, RankingConfig, compute_all, pairs_all
 from ranking.models import LeaderboardRow, LeaderboardSnapshot
 from ranking.numbers import none_if_nan
 from ranking.snapshots import snapshot_latest
@@ -92,6 +92,8 @@ def leaderboard_recompute(
             },
             notes=sorted({f"{b.view}/{b.breakdown}: {b.note}" for b in boards if b.note}),
             content_hash=digest,
+            pairs=pairs_all(loaded.arrays, conf),
+            model_stats=selectors.answer_counts(cutoff=cutoff, include_simulated=include_simulated),
         )
         rows = []
         for b in boards:

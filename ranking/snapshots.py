@@ -11,6 +11,7 @@ import numpy as np
 from django.db.models import QuerySet
 
 from ranking.models import LeaderboardRow, LeaderboardSnapshot
+from ranking.pairwise import predicted_win_rates, win_rates
 
 # The orders the exports list a snapshot's rows in: board by board (view, then breakdown), best
 # rank first; the JSON export also puts the higher score first among rows of one rank.
@@ -87,3 +88,109 @@ def sampling_state(*, names: list[str]) -> tuple[np.ndarray, np.ndarray, np.ndar
                 if row.lower is not None and row.upper is not None:
                     lower[i], upper[i] = row.lower, row.upper
     return lower, upper, votes
+
+
+@dataclass(frozen=True)
+class HeadToHead:
+    """Of the named models (in the order asked, those that played): battles between each pair,
+    the row model's win rate against the column model, and its predicted win rate."""
+
+    names: list[str]
+    battles: np.ndarray
+    rates: np.ndarray
+    predicted: np.ndarray
+
+
+def head_to_head(
+    *, snapshot: LeaderboardSnapshot, breakdown: str, scores: dict[str, float]
+) -> HeadToHead | None:
+    """``scores``: the models to show, with the scores their predicted rates come from."""
+    pairs = snapshot.pairs.get(breakdown)
+    if not pairs:
+        return None
+    index = {name: i for i, name in enumerate(pairs["models"])}
+    names = [n for n in scores if n in index]
+    pick = np.ix_([index[n] for n in names], [index[n] for n in names])
+    wins, played = np.array(pairs["wins"], float), np.array(pairs["played"], float)
+    return HeadToHead(
+        names=names,
+        battles=np.array(pairs["battles"], float)[pick],
+        rates=win_rates(wins[pick], played[pick]),
+        predicted=predicted_win_rates(np.array([scores[n] for n in names], float)),
+    )
+
+
+@dataclass(frozen=True)
+class Opponent:
+    name: str
+    battles: int
+    wins: float
+    rate: float | None
+    predicted: float | None
+
+
+@dataclass(frozen=True)
+class ModelProfile:
+    name: str
+    rows: list[tuple[str, LeaderboardRow | None, LeaderboardRow | None]]  # breakdown, raw, style
+    opponents: list[Opponent]
+    history: list[tuple[str, float, float, float]]  # date, score, lower, upper; oldest first
+    answers: int
+    truncated: int
+
+
+HISTORY_SNAPSHOTS = 60
+
+
+def model_profile(*, snapshot: LeaderboardSnapshot, name: str) -> ModelProfile | None:
+    """One model's page: its place on every board of ``snapshot``, how it fared against each
+    opponent, and its overall raw score across the latest snapshots. None if it has no row."""
+    rows = list(snapshot.rows.filter(model_name=name))
+    if not rows:
+        return None
+    by = {(r.view, r.breakdown): r for r in rows}
+    breakdowns = sorted({r.breakdown for r in rows}, key=lambda b: (b != "all", b))
+    raw = {r.model_name: r.score for r in snapshot.rows.filter(view="raw", breakdown="all")}
+    opponents = []
+    pairs = snapshot.pairs.get("all") or {"models": []}
+    if name in pairs["models"]:
+        i = pairs["models"].index(name)
+        for j, other in enumerate(pairs["models"]):
+            if j == i or not pairs["battles"][i][j]:
+                continue
+            played = pairs["played"][i][j]
+            mine, theirs = raw.get(name), raw.get(other)
+            opponents.append(
+                Opponent(
+                    name=other,
+                    battles=pairs["battles"][i][j],
+                    wins=pairs["wins"][i][j],
+                    rate=pairs["wins"][i][j] / played if played else None,
+                    predicted=(
+                        float(predicted_win_rates(np.array([mine, theirs]))[0, 1])
+                        if mine is not None and theirs is not None
+                        else None
+                    ),
+                )
+            )
+        opponents.sort(key=lambda o: (-o.battles, o.name))
+    past = (
+        LeaderboardRow.objects.filter(
+            model_name=name, view="raw", breakdown="all", score__isnull=False
+        )
+        .select_related("snapshot")
+        .order_by("-snapshot__computed_at", "-snapshot_id")[:HISTORY_SNAPSHOTS]
+    )
+    history = [
+        (f"{r.snapshot.computed_at:%Y-%m-%d %H:%M}", r.score, r.lower, r.upper)
+        for r in reversed(list(past))
+    ]
+    stats = snapshot.model_stats.get(name, {})
+    return ModelProfile(
+        name=name,
+        rows=[(b, by.get(("raw", b)), by.get(("style", b))) for b in breakdowns],
+        opponents=opponents,
+        history=history,
+        answers=stats.get("answers", 0),
+        truncated=stats.get("truncated", 0),
+    )

@@ -12,7 +12,11 @@ from arena.battles import selectors as battle_selectors
 from ranking import snapshots
 from ranking.models import LeaderboardRow, LeaderboardSnapshot
 from ranking.numbers import none_if_nan
-from ranking.plot import interval_plot
+from ranking.plot import heatmap, history_plot, interval_plot
+
+# The head-to-head matrices show the best-ranked models only: beyond this they stop being
+# readable on a page (the JSON download has every pair).
+MATRIX_MODELS = 16
 
 
 @require_GET
@@ -42,6 +46,11 @@ def leaderboard(request: HttpRequest) -> HttpResponse:
         for r in data.ranked
     ]  # fmt: skip
     style_coefs = snapshot.style_coefs.get(breakdown) if view == "style" else None
+    pairs = snapshots.head_to_head(
+        snapshot=snapshot,
+        breakdown=breakdown,
+        scores={r.model_name: r.score for r in data.ranked[:MATRIX_MODELS]},
+    )
     return render(
         request,
         "ranking/leaderboard.html",
@@ -52,10 +61,34 @@ def leaderboard(request: HttpRequest) -> HttpResponse:
             "snapshot": snapshot,
             "plot": plot,
             "style_coefs": style_coefs,
+            "matrices": pairs
+            and {
+                "win": heatmap(pairs.names, pairs.rates.tolist(), kind="rate"),
+                "count": heatmap(pairs.names, pairs.battles.tolist(), kind="count"),
+                "predicted": heatmap(pairs.names, pairs.predicted.tolist(), kind="rate"),
+            },
             "view": view,
             "breakdown": breakdown,
             "categories": [b for b in data.breakdowns if b.startswith("category:")],
             "languages": [b for b in data.breakdowns if b.startswith("language:")],
+        },
+    )
+
+
+@require_GET
+def model_page(request: HttpRequest, name: str) -> HttpResponse:
+    snapshot = snapshots.snapshot_latest()
+    profile = snapshot and snapshots.model_profile(snapshot=snapshot, name=name)
+    if profile is None:
+        raise Http404("No model of that name is on the leaderboard.")
+    return render(
+        request,
+        "ranking/model.html",
+        {
+            "snapshot": snapshot,
+            "profile": profile,
+            "overall": profile.rows[0] if profile.rows[0][0] == "all" else None,
+            "history": history_plot(profile.history),
         },
     )
 
@@ -96,6 +129,9 @@ def snapshot_payload(snapshot: LeaderboardSnapshot) -> dict:
             "style_coefs": snapshot.style_coefs,
             "notes": snapshot.notes,
         },
+        # Head-to-head tallies per board (ranking.pairwise) and answers cut per model.
+        "pairs": snapshot.pairs,
+        "model_stats": snapshot.model_stats,
         "boards": [{"view": v, "breakdown": b, "rows": rows} for (v, b), rows in boards.items()],
     }
 

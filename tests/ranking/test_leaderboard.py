@@ -8,25 +8,10 @@ import pytest
 from django.core.management import call_command
 from django.utils import timezone
 
-from arena.battles.simulation import votes_simulate
 from arena.catalog.models import ModelEntry
 from ranking import services
 from ranking.models import LeaderboardRow, LeaderboardSnapshot
-from tests.helpers import make_model, make_user
-
-STRENGTHS = {"Alpha": 1.0, "Beta": 0.2, "Gamma": 0.0, "Delta": -0.8}
-
-
-@pytest.fixture
-def voted(db):
-    for name in STRENGTHS:
-        make_model(name, name.lower())
-    make_model("Newcomer", "new-1")  # no votes at all
-    from arena.battles.prompts import prompt_create
-
-    prompt_create(text="Anything?", category="general", language="en")
-    prompt_create(text="¿Algo?", category="general", language="es")
-    votes_simulate(n=1600, strengths=STRENGTHS, once=False)
+from tests.helpers import make_user
 
 
 def rows(snapshot, view="raw", breakdown="all"):
@@ -36,7 +21,7 @@ def rows(snapshot, view="raw", breakdown="all"):
 def test_snapshot_ranks_models_with_intervals_and_rank_ranges(voted):
     snapshot = services.leaderboard_recompute(include_simulated=True, rounds=200, min_votes=300)
     board = rows(snapshot)
-    assert set(board) == set(STRENGTHS)  # the model with no votes is not invented a score
+    assert set(board) == set(voted)  # the model with no votes is not invented a score
     alpha, delta = board["Alpha"], board["Delta"]
     assert alpha.section == "ranked" and alpha.rank_best == 1
     assert alpha.lower < alpha.score < alpha.upper
