@@ -283,6 +283,10 @@ RANKING = {
 }
 # Simulated (demo) votes count only where this is set, i.e. in the demo itself.
 RANKING_INCLUDE_SIMULATED = env.bool("RANKING_INCLUDE_SIMULATED", default=False)
+# Seconds between the demo server's own leaderboard refreshes (each one only if votes came in
+# since the last snapshot): on by default where there is no Redis and so no beat (the embedded
+# default); 0 turns it off, as production leaves it, recomputing on beat's schedule.
+RANKING_REFRESH_S = env.float("RANKING_REFRESH_S", default=0.0 if REDIS_URL else 300.0)
 # Active sampling of battle pairs (ranking/sampling.py).
 SAMPLING = {
     "floor": env.float("SAMPLING_FLOOR", default=0.2),

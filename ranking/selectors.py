@@ -45,6 +45,12 @@ class LoadedVotes:
     models: dict[str, ModelEntry]  # public name -> entry
 
 
+def votes_since(*, cutoff: datetime | None) -> bool:
+    """Whether any vote was cast after ``cutoff`` (None: ever)."""
+    votes = Vote.objects.all() if cutoff is None else Vote.objects.filter(created_at__gt=cutoff)
+    return votes.exists()
+
+
 def simulated_votes_exist(*, cutoff: datetime) -> bool:
     """Whether the log holds a simulated vote (the demo's) up to ``cutoff``, counted or not."""
     return Vote.objects.filter(simulated=True, created_at__lte=cutoff).exists()

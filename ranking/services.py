@@ -53,6 +53,15 @@ def boards_hash(boards: list[Board]) -> str:
     return hashlib.sha256(json.dumps(canonical, sort_keys=True).encode()).hexdigest()
 
 
+def leaderboard_refresh() -> LeaderboardSnapshot | None:
+    """A new snapshot if votes were cast after the latest one's cutoff (or there is none yet
+    and there are votes); None when the published one is still current."""
+    latest = snapshot_latest()
+    if not selectors.votes_since(cutoff=latest.cutoff if latest else None):
+        return None
+    return leaderboard_recompute()
+
+
 def leaderboard_recompute(
     *,
     cutoff: datetime | None = None,

@@ -2,10 +2,12 @@ from __future__ import annotations
 
 import socket
 
+from django.conf import settings
 from django.core.management import call_command
 from django.core.management.base import BaseCommand, CommandError
 
 from arena.devtools.demo import ADMIN_EMAIL, RATER_EMAIL, demo_evaluate, demo_seed
+from ranking.refresher import refresher_start
 from ranking.services import leaderboard_recompute
 
 
@@ -69,5 +71,11 @@ class Command(BaseCommand):
         )
         if no_serve:
             return
+        # No beat here: the server keeps the leaderboard current itself as votes come in.
+        if refresher_start(every_s=settings.RANKING_REFRESH_S):
+            self.stdout.write(
+                f"  The leaderboard is recomputed every {settings.RANKING_REFRESH_S:g} s when "
+                "new votes have come in (RANKING_REFRESH_S)."
+            )
         self.stdout.write(f"Serving on {url}  (Ctrl+C to stop)")
         call_command("runserver", f"{host}:{port}", use_reloader=False, use_threading=True)
