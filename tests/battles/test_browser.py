@@ -93,6 +93,7 @@ def test_rater_signs_up_battles_votes_by_keyboard_and_sees_the_reveal(
     page.click("main button[type=submit]")
     page.goto(asgi_server + "/")
     expect(page.locator("#blocked")).to_have_count(0)
+    page.click("#terms button[type=submit]")  # a new rater accepts the terms once
     page.wait_for_selector("#arena[data-connected=true]")
 
     page.click("#random-prompt")
