@@ -9,8 +9,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-from scipy.sparse import coo_matrix
-from scipy.sparse.csgraph import connected_components
 
 from ranking.blas import blas_single
 
@@ -250,6 +248,10 @@ def components(counts: PairCounts) -> np.ndarray:
     Models with no votes are components of their own. Strengths in different components are on
     unrelated scales (only the penalty ties them together), so they must not be ranked together.
     """
+    # Here, not at the top: scipy.sparse costs every process that imports this module a second.
+    from scipy.sparse import coo_matrix
+    from scipy.sparse.csgraph import connected_components
+
     m = counts.n_models
     has = counts.n > 0
     graph = coo_matrix(

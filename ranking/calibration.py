@@ -13,7 +13,6 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
-from scipy import stats
 
 from ranking.bradley_terry import TIE, A
 from ranking.judged import LEVELS
@@ -134,6 +133,8 @@ def rank_agreement(judge: dict[str, float], human: dict[str, float]) -> dict:
     common = sorted(set(judge) & set(human))
     if len(common) < 3:
         return {"models": common, "spearman": None, "kendall": None}
+    from scipy import stats  # only here: it costs any process that imports it seconds
+
     x = [judge[m] for m in common]
     y = [human[m] for m in common]
     spearman = stats.spearmanr(x, y).statistic

@@ -8,13 +8,16 @@ from __future__ import annotations
 import os
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
-from scipy.sparse import csr_matrix
-from scipy.stats import norm
 
 from ranking.blas import blas_single
 from ranking.bradley_terry import PairCounts, fit, gradient_hessian, sigmoid
+from ranking.numbers import two_sided_z
+
+if TYPE_CHECKING:
+    from scipy.sparse import csr_matrix
 
 # Rounds per batch: enough that numpy's per-call overhead vanishes, few enough that a chunk's
 # arrays stay at tens of megabytes (fewer still for very many pairs, see `bootstrap`).
@@ -46,6 +49,8 @@ def _incidence(counts: PairCounts) -> csr_matrix:
     rows = np.repeat(np.arange(p), 2)
     cols = np.column_stack([counts.a, counts.b]).ravel()
     vals = np.tile([1.0, -1.0], p)
+    from scipy.sparse import csr_matrix  # here: see bradley_terry.components
+
     return csr_matrix((vals, (rows, cols)), shape=(p, counts.n_models))
 
 
@@ -240,7 +245,7 @@ def sandwich(
     bread_pinv = np.linalg.pinv(bread, hermitian=True)
     cov = bread_pinv @ meat @ bread_pinv
     se = np.sqrt(np.clip(np.diag(cov), 0.0, None))
-    z = float(norm.ppf(0.5 + level / 2.0))
+    z = two_sided_z(level)
     return Intervals(theta, theta - z * se, theta + z * se, "sandwich")
 
 

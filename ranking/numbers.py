@@ -7,9 +7,16 @@ that arrays stay float; the database, JSON and CSV say None. Infinities are valu
 from __future__ import annotations
 
 import math
+from statistics import NormalDist
 from typing import TypeVar
 
 _T = TypeVar("_T")
+
+
+def two_sided_z(level: float) -> float:
+    """The standard normal quantile of a two-sided ``level`` interval (1.96 for 0.95). From the
+    standard library: scipy.stats would cost every process seconds to import."""
+    return NormalDist().inv_cdf(0.5 + level / 2.0)
 
 
 def none_if_nan(value: _T) -> _T | None:

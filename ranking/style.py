@@ -14,7 +14,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-from scipy.stats import norm
 
 from ranking.blas import blas_single
 from ranking.bradley_terry import (
@@ -26,6 +25,7 @@ from ranking.bradley_terry import (
     check_weights,
     validate_votes,
 )
+from ranking.numbers import two_sided_z
 
 STYLE_NAMES = ("length", "headers", "lists", "bold")
 
@@ -392,7 +392,7 @@ def sandwich_style(
     bread_pinv = np.linalg.pinv(bread, hermitian=True)
     cov = bread_pinv @ meat @ bread_pinv
     se = np.sqrt(np.clip(np.diag(cov), 0.0, None))
-    z = float(norm.ppf(0.5 + level / 2.0))
+    z = two_sided_z(level)
     lower, upper = params - z * se, params + z * se
     return StyleIntervals(
         theta=params[:m],
