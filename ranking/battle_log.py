@@ -174,17 +174,47 @@ def record_from_jsonl(row: dict) -> Record:
     )
 
 
+# Rows the public arena's own analysis leaves out (FastChat's elo_analysis), and so do we unless
+# asked to keep them: battles where the rater saw the names, and rows its dedup marked.
+NAMED = "not anonymous (anony: false)"
+DUPLICATE = "a duplicate (dedup_tag.sampled: false)"
+
+
 @dataclass
 class ReadReport:
     read: int = 0
     rejected: list[tuple[int, str]] = field(default_factory=list)
     skipped_simulated: int = 0
 
+    def reasons(self) -> dict[str, int]:
+        """Rejected rows per reason, most common first."""
+        counts: dict[str, int] = {}
+        for _, why in self.rejected:
+            counts[why] = counts.get(why, 0) + 1
+        return dict(sorted(counts.items(), key=lambda kv: (-kv[1], kv[0])))
+
+
+def public_filter(row: dict, *, keep_named: bool, keep_duplicates: bool) -> str:
+    """Why the public pipeline would leave this row out, or "" to keep it."""
+    if not keep_named and row.get("anony") is False:
+        return NAMED
+    tag = row.get("dedup_tag")
+    if not keep_duplicates and isinstance(tag, dict) and tag.get("sampled") is False:
+        return DUPLICATE
+    return ""
+
 
 def read_log(
-    text: str, *, fmt: str, report: ReadReport, include_simulated: bool = True
+    text: str,
+    *,
+    fmt: str,
+    report: ReadReport,
+    include_simulated: bool = True,
+    keep_named: bool = False,
+    keep_duplicates: bool = False,
 ) -> Iterator[Record]:
-    """Records from a log file's text; every row that cannot be read is reported with why."""
+    """Records from a log file's text; every row that cannot be read, or that the public
+    pipeline leaves out (``public_filter``), is reported with why."""
     parse = record_from_arena if fmt == "arena" else record_from_jsonl
     stripped = text.lstrip()
     if stripped.startswith("["):
@@ -208,6 +238,9 @@ def read_log(
             continue
         if row.get("simulated") and not include_simulated:
             report.skipped_simulated += 1
+            continue
+        if why := public_filter(row, keep_named=keep_named, keep_duplicates=keep_duplicates):
+            report.rejected.append((number, why))
             continue
         try:
             record = parse(row)

@@ -205,3 +205,32 @@ def test_a_plain_recompute_keeps_counting_simulated_votes_a_board_already_counte
     again = services.leaderboard_recompute(rounds=50)  # as `recompute_leaderboard` does
     assert again.votes_used == demo.votes_used == 1600
     assert again.settings["include_simulated"] is True
+
+
+def test_rank_leaves_out_named_and_duplicate_battles_as_the_public_pipeline_does(tmp_path):
+    # y wins every anonymous battle; x "wins" only those the filters should drop.
+    rows_in = [{"model_a": "x", "model_b": "y", "winner": "model_b", "anony": True}] * 3 + [
+        {"model_a": "x", "model_b": "y", "winner": "model_a", "anony": False},
+        {"model_a": "x", "model_b": "y", "winner": "model_a", "anony": False},
+        {"model_a": "x", "model_b": "y", "winner": "model_a", "dedup_tag": {"sampled": False}},
+        {"model_a": "x", "model_b": "y", "winner": "model_b", "dedup_tag": {"sampled": True}},
+    ]
+    log = tmp_path / "public.json"
+    log.write_text(json.dumps(rows_in))
+
+    def rank(**flags) -> dict:
+        out = tmp_path / "out.json"
+        call_command("rank", str(log), ci="sandwich", min_votes=1, json=out,
+                     stdout=open(tmp_path / "o.txt", "w"), stderr=open(tmp_path / "e.txt", "w"),
+                     **flags)  # fmt: skip
+        return json.loads(out.read_text())["input"]
+
+    default = rank()
+    assert default["read"] == 4
+    assert default["rejected_by_reason"] == {
+        "not anonymous (anony: false)": 2,
+        "a duplicate (dedup_tag.sampled: false)": 1,
+    }
+    assert "skipped 2: not anonymous" in (tmp_path / "e.txt").read_text()
+    assert rank(keep_named=True)["read"] == 6
+    assert rank(keep_named=True, keep_duplicates=True)["read"] == 7

@@ -40,6 +40,17 @@ class Command(BaseCommand):
             help="Keep rows marked simulated (the demo's made-up votes).",
         )
         parser.add_argument(
+            "--keep-named",
+            action="store_true",
+            help="Keep battles marked anony: false (the rater saw the names); left out by default, "
+            "as the public arena's analysis does.",
+        )
+        parser.add_argument(
+            "--keep-duplicates",
+            action="store_true",
+            help="Keep rows whose dedup_tag says sampled: false; left out by default.",
+        )
+        parser.add_argument(
             "--json",
             type=Path,
             metavar="OUT",
@@ -58,6 +69,8 @@ class Command(BaseCommand):
         seed: int | None,
         min_votes: int | None,
         include_simulated: bool,
+        keep_named: bool,
+        keep_duplicates: bool,
         json: Path | None,
         **options,
     ) -> None:
@@ -66,13 +79,21 @@ class Command(BaseCommand):
         except (OSError, UnicodeDecodeError) as exc:
             raise CommandError(f"Cannot read {file}: {exc}") from exc
         report = ReadReport()
-        arrays = arrays_from_records(
-            read_log(text, fmt=format, report=report, include_simulated=include_simulated)
+        rows = read_log(
+            text,
+            fmt=format,
+            report=report,
+            include_simulated=include_simulated,
+            keep_named=keep_named,
+            keep_duplicates=keep_duplicates,
         )
+        arrays = arrays_from_records(rows)
         for number, why in report.rejected[:20]:
             self.stderr.write(f"{file.name}:{number}: skipped: {why}")
         if len(report.rejected) > 20:
             self.stderr.write(f"... and {len(report.rejected) - 20} more rows skipped")
+        for why, count in report.reasons().items():
+            self.stderr.write(f"skipped {count}: {why}")
         if report.read == 0:
             raise CommandError(f"No readable battles in {file} ({len(report.rejected)} rejected).")
         overrides = {
@@ -115,6 +136,7 @@ class Command(BaseCommand):
                     "format": format,
                     "read": report.read,
                     "rejected": [{"line": n, "reason": r} for n, r in report.rejected],
+                    "rejected_by_reason": report.reasons(),
                     "skipped_simulated": report.skipped_simulated,
                 },
                 "settings": conf.as_dict(),
