@@ -56,10 +56,14 @@ def style_features(
 ) -> np.ndarray:
     """Normalised, standardised style differences, one row per vote (N×K).
 
-    (a − b)/(a + b) as FastChat does, so a 600-vs-500-token gap counts like 60 vs 50 rather
-    than like 200 vs 100; 0 where both are 0. Columns are then standardised so that β is "per
-    standard deviation" and comparable across features; a constant column stays at 0 instead of
-    becoming 0/0.
+    (a − b)/(a + b), so a 600-vs-500-token gap counts like 60 vs 50 rather than like 200 vs
+    100, and one header against none counts as fully as ten against none; 0 where both are 0.
+    FastChat's ``preprocess_for_style`` divides by a + b + 1 instead, which damps small counts
+    (one header against none: 0.5) and so moves style-controlled scores by a few points on small
+    logs; its lengths, in hundreds of tokens, come out the same to a fraction of a percent. We
+    keep the plain ratio, scale-free for every feature (docs/leaderboard.md says so). Columns are
+    then standardised so that β is "per standard deviation" and comparable across features; a
+    constant column stays at 0 instead of becoming 0/0.
     """
     sa = np.asarray(style_a, dtype=np.float64)
     sb = np.asarray(style_b, dtype=np.float64)

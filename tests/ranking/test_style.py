@@ -57,6 +57,10 @@ def test_style_features_are_normalised_differences_then_standardised():
     assert (features[:, 1] == 0).all()  # all zero: constant, left at 0
     assert (features[:, 3] == 0).all()  # all equal: constant too
     assert np.allclose(features[:, 2].std(), 1.0)
+    # The plain ratio, not FastChat's (a − b)/(a + b + 1): two lists against none is a whole
+    # difference (1), not two thirds.
+    raw_lists = np.array([0.0, -1.0, 1.0, -0.5])
+    assert np.allclose(features[:, 2], (raw_lists - raw_lists.mean()) / raw_lists.std())
     with pytest.raises(ValueError):
         style_features(style_a, style_b, STYLE_NAMES[:3])
 
