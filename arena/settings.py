@@ -13,6 +13,7 @@ from pathlib import Path
 
 import environ
 from celery.schedules import crontab
+from django.core.exceptions import ImproperlyConfigured
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 VAR_DIR = BASE_DIR / "var"
@@ -242,6 +243,8 @@ TERMS = {
     ),
     "VERSION": env.str("ARENA_TERMS_VERSION", default="1"),
 }
+if len(TERMS["VERSION"]) > 32:  # it is stored with each rater who accepts it
+    raise ImproperlyConfigured("ARENA_TERMS_VERSION is longer than 32 characters.")
 
 # Compare mode: named models side by side, judged blind; never the leaderboard.
 COMPARE = {

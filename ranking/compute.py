@@ -7,7 +7,7 @@ stores the `Board`s. The same arrays and settings always give the same numbers.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -356,12 +356,18 @@ def pairs_all(
         t = pair_tallies(a, b, o, len(votes.model_names), both_bad=config.both_bad)
         return t.as_dict(votes.model_names)
 
-    out = {"all": tallies(None)}
+    return {key: tallies(mask) for key, mask in breakdown_masks(votes, by)}
+
+
+def breakdown_masks(
+    votes: VoteArrays, by: Sequence[str]
+) -> Iterator[tuple[str, np.ndarray | None]]:
+    """("all", None), then ("<field>:<value>", its votes' mask) per value of each field."""
+    yield "all", None
     for name in by:
         values = np.asarray(getattr(votes, name), dtype=object)
         for value in breakdown_values(values):
-            out[f"{name}:{value}"] = tallies(values == value)
-    return out
+            yield f"{name}:{value}", values == value
 
 
 def compute_all(
@@ -372,17 +378,9 @@ def compute_all(
     style_breakdowns: bool = True,
 ) -> list[Board]:
     """Raw and style boards over all votes, then per value of each breakdown field."""
-    boards = [
-        compute_board(votes, config, view="raw"),
-        compute_board(votes, config, view="style"),
-    ]
-    views = ("raw", "style") if style_breakdowns else ("raw",)
-    for name in by:
-        values = np.asarray(getattr(votes, name), dtype=object)
-        for value in breakdown_values(values):
-            mask = values == value
-            for view in views:
-                boards.append(
-                    compute_board(votes, config, view=view, mask=mask, breakdown=f"{name}:{value}")
-                )
+    boards = []
+    for key, mask in breakdown_masks(votes, by):
+        views = ("raw", "style") if mask is None or style_breakdowns else ("raw",)
+        for view in views:
+            boards.append(compute_board(votes, config, view=view, mask=mask, breakdown=key))
     return boards

@@ -72,7 +72,11 @@ class LeaderboardRow(models.Model):
 
     class Meta:
         ordering = ["snapshot", "view", "breakdown", "rank_best", "-score", "model_name"]
-        indexes = [models.Index(fields=["snapshot", "view", "breakdown"])]
+        indexes = [
+            models.Index(fields=["snapshot", "view", "breakdown"]),
+            # A model's page reads its rows across every snapshot.
+            models.Index(fields=["model_name", "view", "breakdown"]),
+        ]
 
     def __str__(self) -> str:
         return f"{self.model_name} ({self.view}, {self.breakdown})"

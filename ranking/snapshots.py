@@ -9,8 +9,10 @@ from dataclasses import dataclass
 
 import numpy as np
 from django.db.models import QuerySet
+from django.db.models.fields.json import KeyTransform
 
 from ranking.models import LeaderboardRow, LeaderboardSnapshot
+from ranking.numbers import none_if_nan
 from ranking.pairwise import predicted_win_rates, win_rates
 
 # The orders the exports list a snapshot's rows in: board by board (view, then breakdown), best
@@ -20,7 +22,23 @@ ROWS_BY_RANK_THEN_SCORE = (*ROWS_BY_RANK, "-score")
 
 
 def snapshot_latest() -> LeaderboardSnapshot | None:
-    return LeaderboardSnapshot.objects.order_by("-computed_at", "-pk").first()
+    """The published snapshot, without its head-to-head tallies (``pairs_of`` reads one
+    board's): every battle start reads this, and the tallies of every board are large."""
+    return (
+        LeaderboardSnapshot.objects.defer("pairs", "model_stats")
+        .order_by("-computed_at", "-pk")
+        .first()
+    )
+
+
+def pairs_of(*, snapshot: LeaderboardSnapshot, breakdown: str) -> dict | None:
+    """One board's head-to-head tallies (``pairwise.PairTallies.as_dict``), or None."""
+    return (
+        LeaderboardSnapshot.objects.filter(pk=snapshot.pk)
+        .annotate(board=KeyTransform(breakdown, "pairs"))
+        .values_list("board", flat=True)
+        .first()
+    )
 
 
 def snapshot_get(*, snapshot_id: int) -> LeaderboardSnapshot | None:
@@ -105,7 +123,7 @@ def head_to_head(
     *, snapshot: LeaderboardSnapshot, breakdown: str, scores: dict[str, float]
 ) -> HeadToHead | None:
     """``scores``: the models to show, with the scores their predicted rates come from."""
-    pairs = snapshot.pairs.get(breakdown)
+    pairs = pairs_of(snapshot=snapshot, breakdown=breakdown)
     if not pairs:
         return None
     index = {name: i for i, name in enumerate(pairs["models"])}
@@ -152,27 +170,23 @@ def model_profile(*, snapshot: LeaderboardSnapshot, name: str) -> ModelProfile |
     breakdowns = sorted({r.breakdown for r in rows}, key=lambda b: (b != "all", b))
     raw = {r.model_name: r.score for r in snapshot.rows.filter(view="raw", breakdown="all")}
     opponents = []
-    pairs = snapshot.pairs.get("all") or {"models": []}
+    pairs = pairs_of(snapshot=snapshot, breakdown="all") or {"models": []}
     if name in pairs["models"]:
         i = pairs["models"].index(name)
+        rates = win_rates(np.array(pairs["wins"], float), np.array(pairs["played"], float))[i]
+        scores = np.array([raw.get(m, np.nan) for m in pairs["models"]], float)
+        predicted = predicted_win_rates(scores)[i]  # NaN where either is unranked
         for j, other in enumerate(pairs["models"]):
-            if j == i or not pairs["battles"][i][j]:
-                continue
-            played = pairs["played"][i][j]
-            mine, theirs = raw.get(name), raw.get(other)
-            opponents.append(
-                Opponent(
-                    name=other,
-                    battles=pairs["battles"][i][j],
-                    wins=pairs["wins"][i][j],
-                    rate=pairs["wins"][i][j] / played if played else None,
-                    predicted=(
-                        float(predicted_win_rates(np.array([mine, theirs]))[0, 1])
-                        if mine is not None and theirs is not None
-                        else None
-                    ),
+            if j != i and pairs["battles"][i][j]:
+                opponents.append(
+                    Opponent(
+                        name=other,
+                        battles=pairs["battles"][i][j],
+                        wins=pairs["wins"][i][j],
+                        rate=none_if_nan(float(rates[j])),
+                        predicted=none_if_nan(float(predicted[j])),
+                    )
                 )
-            )
         opponents.sort(key=lambda o: (-o.battles, o.name))
     past = (
         LeaderboardRow.objects.filter(
@@ -185,7 +199,7 @@ def model_profile(*, snapshot: LeaderboardSnapshot, name: str) -> ModelProfile |
         (f"{r.snapshot.computed_at:%Y-%m-%d %H:%M}", r.score, r.lower, r.upper)
         for r in reversed(list(past))
     ]
-    stats = snapshot.model_stats.get(name, {})
+    stats = snapshot.model_stats.get(name, {})  # deferred: read here, once
     return ModelProfile(
         name=name,
         rows=[(b, by.get(("raw", b)), by.get(("style", b))) for b in breakdowns],

@@ -62,6 +62,7 @@ def leaderboard(request: HttpRequest) -> HttpResponse:
             "plot": plot,
             "style_coefs": style_coefs,
             "matrices": pairs
+            and len(pairs.names) >= 2
             and {
                 "win": heatmap(pairs.names, pairs.rates.tolist(), kind="rate"),
                 "count": heatmap(pairs.names, pairs.battles.tolist(), kind="count"),

@@ -21,6 +21,7 @@ ErrorKind = Literal[
     "refused",
     "content_filter",
     "context_length",
+    "stopped",  # the battle ended first; set by the runner, never by a backend
 ]
 
 

@@ -16,12 +16,15 @@ from arena.core.errors import ServiceError
 @require_GET
 def arena_page(request: HttpRequest) -> HttpResponse:
     version = services.terms_version()
-    terms = settings.TERMS["TEXT"] if terms_pending(user=request.user, version=version) else ""
     try:
         services.rater_may_battle(rater=request.user)
-        blocked = ""
+        blocked, pending = "", False
     except ServiceError as exc:
-        # The terms are offered as a form of their own, not as a refusal.
+        # The terms are offered as a form of their own, not as a refusal; a refusal for another
+        # reason comes before the terms are looked at, so they are looked at here.
+        pending = exc.code == "terms_not_accepted" or terms_pending(
+            user=request.user, version=version
+        )
         blocked = "" if exc.code == "terms_not_accepted" else exc.message
     in_progress = selectors.battle_in_progress(rater=request.user)
     return render(
@@ -30,7 +33,8 @@ def arena_page(request: HttpRequest) -> HttpResponse:
         {
             "max_chars": settings.ARENA["PROMPT_MAX_CHARS"],
             "blocked": blocked,
-            "terms": terms,
+            "terms": settings.TERMS["TEXT"] if pending else "",
+            "terms_version": version,
             "in_progress": in_progress.pk if in_progress else "",
         },
     )
@@ -39,7 +43,11 @@ def arena_page(request: HttpRequest) -> HttpResponse:
 @login_required
 @require_POST
 def terms_accept_view(request: HttpRequest) -> HttpResponse:
-    terms_accept(user=request.user, version=services.terms_version())
+    """Accepts the version of the terms the rater was shown; if they have changed since, the
+    page shows the new ones instead."""
+    version = services.terms_version()
+    if version and request.POST.get("version") == version:
+        terms_accept(user=request.user, version=version)
     return redirect("arena")
 
 

@@ -171,7 +171,8 @@ async def _stopping(stop: asyncio.Event | None, deadline: asyncio.Timeout):
 
     async def watch() -> None:
         await stop.wait()
-        deadline.reschedule(asyncio.get_running_loop().time())
+        if not deadline.expired():  # a deadline already under way ends the stream anyway
+            deadline.reschedule(asyncio.get_running_loop().time())
 
     watcher = asyncio.get_running_loop().create_task(watch())
     try:

@@ -61,6 +61,7 @@
   }
 
   function clearPanes() {
+    queued = {};
     turns = [];
     integrity.hidden = true;
     integrity.textContent = "";
@@ -90,6 +91,27 @@
       turn.el[s] = bot;
     });
     turns.push(turn);
+  }
+
+  // Deltas arrive many times a second; each pane is rendered at most once a frame, and at once
+  // whenever a turn ends (flushRenders), so what is read is always the whole text.
+  var queued = {};
+  function scheduleRender(turn, side) {
+    if (queued[side]) { queued[side].turn = turn; return; }
+    queued[side] = { turn: turn };
+    requestAnimationFrame(function () {
+      var job = queued[side];
+      delete queued[side];
+      if (job) renderSide(job.turn, side);
+    });
+  }
+
+  function flushRenders() {
+    ["a", "b"].forEach(function (s) {
+      var job = queued[s];
+      delete queued[s];
+      if (job) renderSide(job.turn, s);
+    });
   }
 
   function renderSide(turn, side) {
@@ -140,6 +162,7 @@
   function onFrame(msg) {
     var turn = turns[turns.length - 1];
     if (msg.type !== "error") unavailableTries = 0;
+    if (msg.type !== "delta") flushRenders();
     switch (msg.type) {
       case "battle":
         pendingText = null;
@@ -168,7 +191,7 @@
         ["a", "b"].forEach(function (s) {
           if (msg[s]) {
             turn[s] += msg[s];
-            renderSide(turn, s);
+            scheduleRender(turn, s);
           }
         });
         break;
@@ -209,6 +232,7 @@
         if (msg.code === "too_many_sockets") refused = true;
         showNotice(msg.message, "error");
         if (msg.code === "battle_void") setState("void");
+        if (state === "generating") stopBtn.disabled = !battleId; // a refused Stop may be sent again
         if (resuming) {
           // The battle cannot be shown again (over, or gone): say why, and let a new one start.
           resuming = false;
@@ -338,8 +362,7 @@
   });
   stopBtn.addEventListener("click", function () {
     if (state !== "generating" || !battleId) return;
-    stopBtn.disabled = true;
-    send({ action: "stop", battle: battleId });
+    stopBtn.disabled = send({ action: "stop", battle: battleId });
   });
   voteButtons.forEach(function (b) {
     b.addEventListener("click", function () { vote(b.dataset.choice); });

@@ -3,7 +3,10 @@
 // \[…\] math, then DOMPurify over the result. All are pinned files in static/vendor/ (see
 // package.json). Raw HTML in an answer is never markup: markdown-it shows it as text, and
 // DOMPurify would drop anything active that got through. Links open apart from the page with
-// rel="noopener nofollow ugc"; only http(s) and mailto links and same-origin images are kept.
+// rel="noopener nofollow ugc"; only http(s) and mailto links are kept. Images are never
+// fetched: an answer's image shows as its description, since even a same-origin one would
+// send a request with the rater's cookies. Entities stay as typed (&#67;laude is not a
+// name the server's redaction would miss).
 (function () {
   "use strict";
 
@@ -22,6 +25,11 @@
       }
     },
   });
+  md.disable("entity");
+  md.renderer.rules.image = function (tokens, idx) {
+    var alt = tokens[idx].content || "image";
+    return "<span class=\"image-alt\">[" + md.utils.escapeHtml(alt) + "]</span>";
+  };
   md.use(window.texmath, {
     engine: window.katex,
     delimiters: ["dollars", "brackets"],
@@ -45,7 +53,7 @@
   });
   var PURIFY = {
     ALLOWED_URI_REGEXP: /^(?:(?:https?|mailto):|[^a-z]|[a-z+.-]+(?:[^a-z+.\-:]|$))/i,
-    FORBID_TAGS: ["style", "form", "input", "button", "textarea", "select"],
+    FORBID_TAGS: ["style", "form", "input", "button", "textarea", "select", "img"],
     FORBID_ATTR: ["id", "name"],
     ADD_ATTR: ["target"],
   };

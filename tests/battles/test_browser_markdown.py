@@ -17,7 +17,8 @@ SAMPLE = f"""| Planet | Moons |
 | Earth | 1 |
 
 See [the docs](https://example.org/guide) or [this](javascript:window.__pwned=1) and
-![pixel](data:image/png;base64,iVBORw0KGgo=) then <a href="javascript:window.__pwned=2">raw</a>.
+![pixel](data:image/png;base64,iVBORw0KGgo=) ![tracker](https://example.org/t.gif)
+![local](/api/prompts/random/) then <a href="javascript:window.__pwned=2">raw</a>, &#67;laude.
 
 > A quoted line, with a nested list:
 > - one
@@ -61,6 +62,8 @@ def test_tables_links_code_and_math_render_alike_in_both_panes_and_hostile_parts
 ):
     make_user("uma@example.com")
     page = browser_page
+    requested: list[str] = []
+    page.on("request", lambda request: requested.append(request.url))
     sign_in(page, asgi_server, "uma@example.com")
     page.fill("#prompt", "Show me some formatting.")
     page.click("#send")
@@ -82,5 +85,9 @@ def test_tables_links_code_and_math_render_alike_in_both_panes_and_hostile_parts
         assert pane.locator("a[href^='javascript'], img, iframe, svg[onload], style").count() == 0
         shown = pane.inner_text()  # what was refused as markup shows as text
         assert "[this](javascript:window.__pwned=1)" in shown and "<iframe" in shown
+        # No image is ever fetched, from anywhere: each shows as its description.
+        assert pane.locator(".image-alt").all_inner_texts() == ["[tracker]", "[local]"]
+        assert "&#67;laude" in shown  # an entity stays as typed, never a name in disguise
     assert page.evaluate("() => window.__pwned") is None
+    assert not [u for u in requested if "t.gif" in u or "/api/prompts/random" in u]
     assert not [line for line in page.console_log if "pageerror" in line]

@@ -24,7 +24,10 @@ def test_the_battle_page_offers_the_terms_until_they_are_accepted(newcomer, sett
     assert settings.TERMS["TEXT"][:40] in page.content.decode()
     assert b'data-blocked="true"' in page.content
     assert client.get("/terms/accept/").status_code == 405  # only a form post accepts
-    assert client.post("/terms/accept/")["Location"] == "/"
+    assert client.post("/terms/accept/", {"version": "0"})["Location"] == "/"  # not the one shown
+    newcomer.refresh_from_db()
+    assert newcomer.terms_version == ""
+    assert client.post("/terms/accept/", {"version": settings.TERMS["VERSION"]}).status_code == 302
     newcomer.refresh_from_db()
     assert newcomer.terms_version == settings.TERMS["VERSION"] and newcomer.terms_accepted_at
     page = client.get("/")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import io
 import json
 
 import pytest
@@ -218,11 +219,12 @@ def test_rank_leaves_out_named_and_duplicate_battles_as_the_public_pipeline_does
     log = tmp_path / "public.json"
     log.write_text(json.dumps(rows_in))
 
+    errors = io.StringIO()
+
     def rank(**flags) -> dict:
         out = tmp_path / "out.json"
         call_command("rank", str(log), ci="sandwich", min_votes=1, json=out,
-                     stdout=open(tmp_path / "o.txt", "w"), stderr=open(tmp_path / "e.txt", "w"),
-                     **flags)  # fmt: skip
+                     stdout=io.StringIO(), stderr=errors, **flags)  # fmt: skip
         return json.loads(out.read_text())["input"]
 
     default = rank()
@@ -231,6 +233,6 @@ def test_rank_leaves_out_named_and_duplicate_battles_as_the_public_pipeline_does
         "not anonymous (anony: false)": 2,
         "a duplicate (dedup_tag.sampled: false)": 1,
     }
-    assert "skipped 2: not anonymous" in (tmp_path / "e.txt").read_text()
+    assert "skipped 2: not anonymous" in errors.getvalue()
     assert rank(keep_named=True)["read"] == 6
     assert rank(keep_named=True, keep_duplicates=True)["read"] == 7
