@@ -149,10 +149,20 @@ def daphne_process(log_name: str) -> Iterator[DaphneServer]:
         server.stop()
 
 
-@pytest.fixture
-def asgi_server(generation) -> Iterator[str]:
+@pytest.fixture(scope="session")
+def _web_process(django_db_setup, celery_worker) -> Iterator[DaphneServer]:
+    """One web process for every test that only needs one: starting daphne costs seconds, and
+    no test leaves state in it that the next could see (the database is flushed between tests,
+    ids are never reused, and what it keeps in memory is keyed by them)."""
     with daphne_process("test-daphne.log") as server:
-        yield server.url
+        yield server
+
+
+@pytest.fixture
+def asgi_server(generation, _web_process) -> str:
+    if _web_process.proc.poll() is not None:  # a test brought it down: the next gets a fresh one
+        _web_process.start()
+    return _web_process.url
 
 
 @pytest.fixture
@@ -165,7 +175,7 @@ def asgi_servers(generation) -> Iterator[tuple[str, str]]:
 @pytest.fixture
 def daphne_server(generation) -> Iterator[DaphneServer]:
     """One web process that a test may kill and start again on the same address."""
-    with daphne_process("test-daphne.log") as server:
+    with daphne_process("test-daphne-killed.log") as server:
         yield server
 
 

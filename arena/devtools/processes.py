@@ -318,10 +318,15 @@ def database_create(cluster: PostgresCluster, env: dict[str, str], *, seed: str)
         conn.execute(f"CREATE ROLE {APP_ROLE} LOGIN")
     owner = {**env, "DATABASE_URL": cluster.url("arena")}
     owner.pop("REDIS_URL", None)  # the embedded default: nothing of this needs Redis
-    done = None
-    for args in (["migrate", "-v", "0"], ["grant_app_role", APP_ROLE], ["shell", "-c", seed]):
-        done = subprocess.run(
-            [sys.executable, "manage.py", *args],
-            env=owner, cwd=ROOT, capture_output=True, text=True, check=True,
-        )  # fmt: skip
+    # One process for all three steps: each start of the app costs seconds.
+    script = (
+        "from django.core.management import call_command\n"
+        "call_command('migrate', verbosity=0)\n"
+        f"call_command('grant_app_role', {APP_ROLE!r})\n"
+        + seed
+    )
+    done = subprocess.run(
+        [sys.executable, "manage.py", "shell", "-c", script],
+        env=owner, cwd=ROOT, capture_output=True, text=True, check=True,
+    )  # fmt: skip
     return done.stdout

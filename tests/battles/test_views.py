@@ -94,7 +94,8 @@ def test_leaderboard_is_public_and_shows_raw_counts(client, alice, two_models):
     assert sum(r.losses for r in rows.values()) == 1
 
 
-def test_demo_seed_is_idempotent(transactional_db):
+def test_demo_seed_is_idempotent(transactional_db, settings):
+    settings.RANKING = {**settings.RANKING, "rounds": 50, "style_rounds": 5}  # not what is tested
     call_command("demo", no_serve=True)
     call_command("demo", no_serve=True)
     assert ModelEntry.objects.filter(active=True).count() == len(DEMO_MODELS) >= 4
