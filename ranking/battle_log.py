@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from ranking import progress
 from ranking.compute import VoteArrays
 from ranking.style import STYLE_NAMES
 
@@ -248,4 +249,5 @@ def read_log(
             report.rejected.append((number, str(exc)))
             continue
         report.read += 1
+        progress.advance()
         yield record

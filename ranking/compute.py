@@ -12,6 +12,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ranking import progress
 from ranking.blas import blas_single
 from ranking.bradley_terry import (
     BOTH_BAD,
@@ -378,9 +379,25 @@ def compute_all(
     style_breakdowns: bool = True,
 ) -> list[Board]:
     """Raw and style boards over all votes, then per value of each breakdown field."""
+    jobs = [
+        (view, key, mask)
+        for key, mask in breakdown_masks(votes, by)
+        for view in (("raw", "style") if mask is None or style_breakdowns else ("raw",))
+    ]
+    return boards_compute(votes, config, jobs)
+
+
+def boards_compute(
+    votes: VoteArrays, config: RankingConfig, jobs: Sequence[tuple[str, str, np.ndarray | None]]
+) -> list[Board]:
+    """One board per (view, breakdown, mask) job, telling ``progress`` of each bootstrap round
+    (or each board, for sandwich intervals)."""
+    rounds = {"raw": config.rounds, "style": config.style_rounds}
+    bootstrapping = config.method == "bootstrap"
+    progress.expect(sum(rounds[view] if bootstrapping else 1 for view, _, _ in jobs))
     boards = []
-    for key, mask in breakdown_masks(votes, by):
-        views = ("raw", "style") if mask is None or style_breakdowns else ("raw",)
-        for view in views:
-            boards.append(compute_board(votes, config, view=view, mask=mask, breakdown=key))
+    for view, key, mask in jobs:
+        boards.append(compute_board(votes, config, view=view, mask=mask, breakdown=key))
+        if not bootstrapping:
+            progress.advance()
     return boards

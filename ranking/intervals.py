@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from ranking import progress
 from ranking.blas import blas_single
 from ranking.bradley_terry import PairCounts, fit, gradient_hessian, sigmoid
 from ranking.numbers import two_sided_z
@@ -195,16 +196,29 @@ def bootstrap(
         tt = draws[:, 2 * n_pairs :]
         return _fit_rounds(counts, wa + wb + tt, wa + 0.5 * tt, theta_hat, h_inv, x, reg)
 
-    if _THREADS > 1 and len(bounds) > 2:
-        with ThreadPoolExecutor(_THREADS) as pool:
-            parts = list(pool.map(one_chunk, range(len(bounds) - 1)))
-    else:
-        parts = [one_chunk(i) for i in range(len(bounds) - 1)]
+    parts = []
+    with ThreadPoolExecutor(_THREADS) if _THREADS > 1 and len(bounds) > 2 else _Inline() as pool:
+        for i, part in enumerate(pool.map(one_chunk, range(len(bounds) - 1))):
+            parts.append(part)
+            progress.advance(bounds[i + 1] - bounds[i])  # here, in the caller's thread
     thetas = np.concatenate(parts)
 
     alpha = (1.0 - level) / 2.0
     lower, upper = np.quantile(thetas, [alpha, 1.0 - alpha], axis=0)
     return Intervals(theta_hat, lower, upper, "bootstrap")
+
+
+class _Inline:
+    """``ThreadPoolExecutor``'s ``map`` without threads, for one chunk or one thread."""
+
+    def __enter__(self) -> _Inline:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        return None
+
+    def map(self, fn, items):
+        return map(fn, items)
 
 
 @blas_single

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ranking import progress
 from ranking.blas import blas_single
 from ranking.bradley_terry import (
     BOTH_BAD,
@@ -359,6 +360,7 @@ def bootstrap_style(
     for i in range(rounds):
         picks = np.bincount(rng.integers(0, n, size=n), minlength=n)
         samples[i] = problem.refit(w * picks, full, h_inv)
+        progress.advance()
     alpha = (1.0 - level) / 2.0
     lower, upper = np.quantile(samples, [alpha, 1.0 - alpha], axis=0)
     return StyleIntervals(

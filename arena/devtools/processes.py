@@ -322,8 +322,7 @@ def database_create(cluster: PostgresCluster, env: dict[str, str], *, seed: str)
     script = (
         "from django.core.management import call_command\n"
         "call_command('migrate', verbosity=0)\n"
-        f"call_command('grant_app_role', {APP_ROLE!r})\n"
-        + seed
+        f"call_command('grant_app_role', {APP_ROLE!r})\n" + seed
     )
     done = subprocess.run(
         [sys.executable, "manage.py", "shell", "-c", script],

@@ -5,8 +5,9 @@ from pathlib import Path
 
 from django.core.management.base import BaseCommand, CommandError
 
+from ranking import progress
 from ranking.battle_log import ReadReport, arrays_from_records, read_log
-from ranking.compute import RankingConfig, compute_board
+from ranking.compute import RankingConfig, boards_compute
 from ranking.numbers import none_if_nan
 from ranking.services import ranking_config
 
@@ -51,6 +52,11 @@ class Command(BaseCommand):
             help="Keep rows whose dedup_tag says sampled: false; left out by default.",
         )
         parser.add_argument(
+            "--quiet",
+            action="store_true",
+            help="No progress bars (they are drawn only on a terminal anyway).",
+        )
+        parser.add_argument(
             "--json",
             type=Path,
             metavar="OUT",
@@ -71,6 +77,7 @@ class Command(BaseCommand):
         include_simulated: bool,
         keep_named: bool,
         keep_duplicates: bool,
+        quiet: bool,
         json: Path | None,
         **options,
     ) -> None:
@@ -87,7 +94,9 @@ class Command(BaseCommand):
             keep_named=keep_named,
             keep_duplicates=keep_duplicates,
         )
-        arrays = arrays_from_records(rows)
+        bars = progress.shown(quiet=quiet)
+        with progress.stage("reading", unit=" battles", enabled=bars):
+            arrays = arrays_from_records(rows)
         for number, why in report.rejected[:20]:
             self.stderr.write(f"{file.name}:{number}: skipped: {why}")
         if len(report.rejected) > 20:
@@ -117,7 +126,9 @@ class Command(BaseCommand):
                 jobs.append(("raw", f"{field}:{value}", mask))
                 if style_control:
                     jobs.append(("style", f"{field}:{value}", mask))
-        boards = [compute_board(arrays, conf, view=v, mask=m, breakdown=b) for v, b, m in jobs]
+        unit = " round" if conf.method == "bootstrap" else " board"
+        with progress.stage("fitting", unit=unit, enabled=bars):
+            boards = boards_compute(arrays, conf, [(v, b, m) for v, b, m in jobs])
         for board in boards:
             self._print(board)
         self.stdout.write(
