@@ -116,12 +116,20 @@ def celery_worker(django_db_setup, django_db_blocker) -> Iterator[CeleryProcess 
 def generation(transactional_db, celery_worker) -> Iterator[None]:
     """Tests that generate answers: committed data, and a worker when Celery is in use.
 
-    Afterwards it waits for the worker to finish what the test started: a task still writing
-    while the tables are flushed for the next test would deadlock with the flush. Every answer
-    ends by the worker's turn deadline; one still open well past it fails the test.
+    Afterwards it ends every battle the test left generating, as a rater's Stop does, so that
+    their answers stop within a heartbeat instead of at the deadline, and waits for the worker
+    to finish: a task still writing while the tables are flushed for the next test would
+    deadlock with the flush. An answer still open well past the deadline fails the test.
     """
     yield
     if celery_worker is not None:
+        from arena.battles.models import Battle
+        from arena.generation.services import battle_void
+
+        for battle_id in Battle.objects.filter(status=Battle.Status.GENERATING).values_list(
+            "pk", flat=True
+        ):
+            battle_void(battle_id=battle_id, reason="the test is over")
         wait_for_answers(limit_s=2.5 * WORKER_TURN_DEADLINE_S)
 
 

@@ -29,7 +29,7 @@ JSONISH = st.one_of(
     ).map(json.dumps),
 )
 FUZZ = settings(
-    max_examples=40,
+    max_examples=25,
     deadline=None,
     suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
 )
