@@ -12,8 +12,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ranking import progress
 from ranking.compute import VoteArrays
+from ranking.progress import advance
 from ranking.style import STYLE_NAMES
 
 OUTCOME = {"a": 0, "b": 1, "tie": 2, "both_bad": 3}
@@ -249,5 +249,5 @@ def read_log(
             report.rejected.append((number, str(exc)))
             continue
         report.read += 1
-        progress.advance()
+        advance()
         yield record

@@ -12,7 +12,6 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ranking import progress
 from ranking.blas import blas_single
 from ranking.bradley_terry import (
     BOTH_BAD,
@@ -26,6 +25,7 @@ from ranking.bradley_terry import (
 )
 from ranking.intervals import bootstrap, rank_ranges, sandwich
 from ranking.pairwise import pair_tallies
+from ranking.progress import advance, expect
 from ranking.style import (
     STYLE_NAMES,
     bootstrap_style,
@@ -394,10 +394,10 @@ def boards_compute(
     (or each board, for sandwich intervals)."""
     rounds = {"raw": config.rounds, "style": config.style_rounds}
     bootstrapping = config.method == "bootstrap"
-    progress.expect(sum(rounds[view] if bootstrapping else 1 for view, _, _ in jobs))
+    expect(sum(rounds[view] if bootstrapping else 1 for view, _, _ in jobs))
     boards = []
     for view, key, mask in jobs:
         boards.append(compute_board(votes, config, view=view, mask=mask, breakdown=key))
         if not bootstrapping:
-            progress.advance()
+            advance()
     return boards

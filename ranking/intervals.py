@@ -12,10 +12,10 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from ranking import progress
 from ranking.blas import blas_single
 from ranking.bradley_terry import PairCounts, fit, gradient_hessian, sigmoid
 from ranking.numbers import two_sided_z
+from ranking.progress import advance
 
 if TYPE_CHECKING:
     from scipy.sparse import csr_matrix
@@ -200,7 +200,7 @@ def bootstrap(
     with ThreadPoolExecutor(_THREADS) if _THREADS > 1 and len(bounds) > 2 else _Inline() as pool:
         for i, part in enumerate(pool.map(one_chunk, range(len(bounds) - 1))):
             parts.append(part)
-            progress.advance(bounds[i + 1] - bounds[i])  # here, in the caller's thread
+            advance(bounds[i + 1] - bounds[i])  # here, in the caller's thread
     thetas = np.concatenate(parts)
 
     alpha = (1.0 - level) / 2.0

@@ -15,7 +15,6 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ranking import progress
 from ranking.blas import blas_single
 from ranking.bradley_terry import (
     BOTH_BAD,
@@ -27,6 +26,7 @@ from ranking.bradley_terry import (
     validate_votes,
 )
 from ranking.numbers import two_sided_z
+from ranking.progress import advance
 
 STYLE_NAMES = ("length", "headers", "lists", "bold")
 
@@ -360,7 +360,7 @@ def bootstrap_style(
     for i in range(rounds):
         picks = np.bincount(rng.integers(0, n, size=n), minlength=n)
         samples[i] = problem.refit(w * picks, full, h_inv)
-        progress.advance()
+        advance()
     alpha = (1.0 - level) / 2.0
     lower, upper = np.quantile(samples, [alpha, 1.0 - alpha], axis=0)
     return StyleIntervals(
