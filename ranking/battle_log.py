@@ -1,4 +1,6 @@
-"""Battle logs into arrays: one builder for the database and for files, so both rank the same.
+"""Battle logs into arrays: the rules for reading one battle (`record_from_arena`,
+`record_from_jsonl`, `public_filter`) and the arrays built from many, for the database and for
+files alike, so both rank the same. `log_reader` streams a file through these rules.
 
 Models are indexed by name, in sorted order, and only models that took votes are included: the
 same votes give the same arrays whichever way they arrived.
@@ -6,14 +8,12 @@ same votes give the same arrays whichever way they arrived.
 
 from __future__ import annotations
 
-import json
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 import numpy as np
 
 from ranking.compute import VoteArrays
-from ranking.progress import advance
 from ranking.style import STYLE_NAMES
 
 OUTCOME = {"a": 0, "b": 1, "tie": 2, "both_bad": 3}
@@ -52,7 +52,7 @@ def arrays_from_records(records: Iterable[Record]) -> VoteArrays:
         style_b=np.array([r.style_b for r in rows], dtype=float).reshape(n, len(STYLE_NAMES)),
         category=np.array([r.category for r in rows], dtype=object),
         language=np.array([r.language for r in rows], dtype=object),
-        weights=_weights(probs),
+        weights=weights_of(probs),
     )
 
 
@@ -88,11 +88,13 @@ def arrays_from_columns(
         style_b=np.ascontiguousarray(style_b, dtype=float).reshape(n, len(STYLE_NAMES)),
         category=np.asarray(category, dtype=object),
         language=np.asarray(language, dtype=object),
-        weights=_weights(np.asarray(probabilities, dtype=float)),
+        weights=weights_of(np.asarray(probabilities, dtype=float)),
     )
 
 
-def _weights(probs: np.ndarray) -> np.ndarray | None:
+def weights_of(probs: np.ndarray) -> np.ndarray | None:
+    """Inverse-probability weights (mean 1) from sampling probabilities, NaN where unknown;
+    None when no vote has one."""
     if not len(probs) or np.isnan(probs).all():
         return None
     # Inverse-probability weights with mean 1; a vote without a known probability weighs as much
@@ -115,6 +117,8 @@ def _at(side: dict, key: str) -> object:
     *outer, last = key.split("__")
     for part in outer:
         side = side.get(part) or {}
+        if not isinstance(side, dict):
+            return None
     return side.get(last)
 
 
@@ -132,6 +136,8 @@ def record_from_arena(row: dict) -> Record:
     if not isinstance(a, str) or not isinstance(b, str) or not a or not b or a == b:
         raise ValueError("model_a and model_b must be two different model names")
     meta = row.get("conv_metadata") or {}
+    if not isinstance(meta, dict):
+        raise ValueError("conv_metadata must be an object")
     style_a = (
         _num(meta.get("sum_assistant_a_tokens")),
         _num(meta.get("header_count_a")),
@@ -155,6 +161,11 @@ def record_from_arena(row: dict) -> Record:
     )
 
 
+def _side(row: dict, key: str) -> dict:
+    side = row.get(key)
+    return side if isinstance(side, dict) else {}
+
+
 def record_from_jsonl(row: dict) -> Record:
     """A line of ``export_votes --format jsonl``."""
     choice = row.get("choice")
@@ -167,8 +178,8 @@ def record_from_jsonl(row: dict) -> Record:
         a,
         b,
         choice,
-        side_style(row.get("side_a") or {}),
-        side_style(row.get("side_b") or {}),
+        side_style(_side(row, "side_a")),
+        side_style(_side(row, "side_b")),
         str(row.get("prompt_category") or ""),
         str(row.get("prompt_language") or ""),
         row.get("sampling_probability"),
@@ -203,51 +214,3 @@ def public_filter(row: dict, *, keep_named: bool, keep_duplicates: bool) -> str:
     if not keep_duplicates and isinstance(tag, dict) and tag.get("sampled") is False:
         return DUPLICATE
     return ""
-
-
-def read_log(
-    text: str,
-    *,
-    fmt: str,
-    report: ReadReport,
-    include_simulated: bool = True,
-    keep_named: bool = False,
-    keep_duplicates: bool = False,
-) -> Iterator[Record]:
-    """Records from a log file's text; every row that cannot be read, or that the public
-    pipeline leaves out (``public_filter``), is reported with why."""
-    parse = record_from_arena if fmt == "arena" else record_from_jsonl
-    stripped = text.lstrip()
-    if stripped.startswith("["):
-        try:
-            rows = list(enumerate(json.loads(stripped), start=1))
-        except json.JSONDecodeError as exc:
-            report.rejected.append((0, f"not a JSON array ({exc.msg})"))
-            return
-    else:
-        rows = []
-        for number, line in enumerate(text.splitlines(), start=1):
-            if not line.strip():
-                continue
-            try:
-                rows.append((number, json.loads(line)))
-            except json.JSONDecodeError as exc:
-                report.rejected.append((number, f"not valid JSON ({exc.msg})"))
-    for number, row in rows:
-        if not isinstance(row, dict):
-            report.rejected.append((number, "not a JSON object"))
-            continue
-        if row.get("simulated") and not include_simulated:
-            report.skipped_simulated += 1
-            continue
-        if why := public_filter(row, keep_named=keep_named, keep_duplicates=keep_duplicates):
-            report.rejected.append((number, why))
-            continue
-        try:
-            record = parse(row)
-        except ValueError as exc:
-            report.rejected.append((number, str(exc)))
-            continue
-        report.read += 1
-        advance()
-        yield record

@@ -180,6 +180,8 @@ def test_ranking_math_is_pure():
         "sampling",
         "compute",
         "battle_log",
+        "log_reader",
+        "log_rows",
         "plot",
         "blas",
         "numbers",

@@ -6,8 +6,9 @@ from pathlib import Path
 from django.core.management.base import BaseCommand, CommandError
 
 from ranking import progress
-from ranking.battle_log import ReadReport, arrays_from_records, read_log
-from ranking.compute import RankingConfig, boards_compute
+from ranking.battle_log import ReadReport
+from ranking.compute import RankingConfig, boards_compute, breakdown_masks
+from ranking.log_reader import open_log, read_battle_log
 from ranking.numbers import none_if_nan
 from ranking.services import ranking_config
 
@@ -15,6 +16,8 @@ SCHEMA = "arena.rank/1"
 
 
 class Command(BaseCommand):
+    # It reads a file, not the database: the checks would only add half a second to its start.
+    requires_system_checks: list[str] = []
     help = (
         "Rank a battle log file without touching the database: our export_votes output "
         "(--format jsonl or arena) or a public arena-format battle log."
@@ -24,8 +27,22 @@ class Command(BaseCommand):
         parser.add_argument("file", type=Path)
         parser.add_argument("--format", choices=["arena", "jsonl"], default="arena")
         parser.add_argument("--bootstrap", type=int, help="Bootstrap rounds (default 1000).")
-        parser.add_argument("--ci", choices=["bootstrap", "sandwich"])
+        parser.add_argument(
+            "--ci", choices=["bootstrap", "sandwich"], help="Intervals of the raw boards."
+        )
         parser.add_argument("--style-control", action="store_true")
+        parser.add_argument(
+            "--style-ci",
+            choices=["bootstrap", "sandwich"],
+            help="Intervals of the style-controlled boards (default sandwich).",
+        )
+        parser.add_argument("--style-rounds", type=int, help="Style bootstrap rounds (100).")
+        parser.add_argument(
+            "--reweight",
+            action="store_true",
+            help="Weigh each vote by the inverse of its recorded sampling probability "
+            "(export_votes --format jsonl has it), so active sampling does not bias the scores.",
+        )
         parser.add_argument(
             "--by",
             choices=["category", "language"],
@@ -71,6 +88,9 @@ class Command(BaseCommand):
         bootstrap: int | None,
         ci: str | None,
         style_control: bool,
+        style_ci: str | None,
+        style_rounds: int | None,
+        reweight: bool,
         by: list[str],
         seed: int | None,
         min_votes: int | None,
@@ -81,22 +101,21 @@ class Command(BaseCommand):
         json: Path | None,
         **options,
     ) -> None:
-        try:
-            text = file.read_text(encoding="utf-8")
-        except (OSError, UnicodeDecodeError) as exc:
-            raise CommandError(f"Cannot read {file}: {exc}") from exc
         report = ReadReport()
-        rows = read_log(
-            text,
-            fmt=format,
-            report=report,
-            include_simulated=include_simulated,
-            keep_named=keep_named,
-            keep_duplicates=keep_duplicates,
-        )
         bars = progress.shown(quiet=quiet)
-        with progress.stage("reading", unit=" battles", enabled=bars):
-            arrays = arrays_from_records(rows)
+        try:
+            with open_log(file) as stream, progress.stage("reading", unit=" battles", enabled=bars):
+                arrays = read_battle_log(
+                    stream,
+                    fmt=format,
+                    report=report,
+                    style=style_control,
+                    include_simulated=include_simulated,
+                    keep_named=keep_named,
+                    keep_duplicates=keep_duplicates,
+                )
+        except (OSError, EOFError) as exc:  # EOFError: a gzip file cut short
+            raise CommandError(f"Cannot read {file}: {exc}") from exc
         for number, why in report.rejected[:20]:
             self.stderr.write(f"{file.name}:{number}: skipped: {why}")
         if len(report.rejected) > 20:
@@ -110,6 +129,9 @@ class Command(BaseCommand):
             for k, v in {
                 "rounds": bootstrap,
                 "method": ci,
+                "style_method": style_ci,
+                "style_rounds": style_rounds,
+                "reweight": reweight or None,
                 "seed": seed,
                 "min_votes": min_votes,
             }.items()
@@ -119,15 +141,14 @@ class Command(BaseCommand):
         jobs = [("raw", "all", None)]
         if style_control:
             jobs.append(("style", "all", None))
-        for field in by:
-            values = arrays.category if field == "category" else arrays.language
-            for value in sorted({v for v in values if v}):
-                mask = values == value
-                jobs.append(("raw", f"{field}:{value}", mask))
+        for key, mask in breakdown_masks(arrays, by):
+            if mask is not None:
+                jobs.append(("raw", key, mask))
                 if style_control:
-                    jobs.append(("style", f"{field}:{value}", mask))
-        unit = " round" if conf.method == "bootstrap" else " board"
-        with progress.stage("fitting", unit=unit, enabled=bars):
+                    jobs.append(("style", key, mask))
+        if reweight and arrays.weights is None:
+            self.stderr.write("--reweight: no battle has a sampling probability; unweighted")
+        with progress.stage("fitting", unit=" step", enabled=bars):
             boards = boards_compute(arrays, conf, [(v, b, m) for v, b, m in jobs])
         for board in boards:
             self._print(board)
