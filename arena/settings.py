@@ -277,6 +277,7 @@ RANKING = {
     "method": env.str("RANKING_METHOD", default="bootstrap"),  # or "sandwich"
     "rounds": env.int("RANKING_BOOTSTRAP_ROUNDS", default=1000),
     "style_method": env.str("RANKING_STYLE_METHOD", default="sandwich"),  # or "bootstrap"
+    "breakdown_method": env.str("RANKING_BREAKDOWN_METHOD", default="sandwich"),  # or "bootstrap"
     "style_rounds": env.int("RANKING_STYLE_ROUNDS", default=100),
     "seed": env.int("RANKING_SEED", default=0),
     "both_bad": env.str("RANKING_BOTH_BAD", default="tie"),  # or "drop"

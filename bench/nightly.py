@@ -79,8 +79,9 @@ def fingerprint(arrays) -> str:
     digest = hashlib.sha256("\x1f".join(arrays.model_names).encode())
     for name in ("a", "b", "outcome", "style_a", "style_b"):
         digest.update(np.ascontiguousarray(getattr(arrays, name)).tobytes())
-    for name in ("category", "language"):
-        digest.update("\x1f".join(map(str, getattr(arrays, name))).encode())
+    for name in ("category", "language"):  # texts, whether held as texts or as codes
+        codes, labels = arrays.coded(name)
+        digest.update("\x1f".join(labels[i] for i in codes.tolist()).encode())
     if arrays.weights is not None:
         digest.update(np.round(arrays.weights, 12).tobytes())
     return digest.hexdigest()[:16]

@@ -67,6 +67,7 @@ def arrays_from_columns(
     category: np.ndarray,
     language: np.ndarray,
     probabilities: np.ndarray,
+    labels: dict[str, list[str]] | None = None,
 ) -> VoteArrays:
     """The arrays `arrays_from_records` builds, from whole columns instead of one record a vote.
 
@@ -86,9 +87,10 @@ def arrays_from_columns(
         outcome=np.asarray(outcome, dtype=np.int64),
         style_a=np.ascontiguousarray(style_a, dtype=float).reshape(n, len(STYLE_NAMES)),
         style_b=np.ascontiguousarray(style_b, dtype=float).reshape(n, len(STYLE_NAMES)),
-        category=np.asarray(category, dtype=object),
-        language=np.asarray(language, dtype=object),
+        category=np.asarray(category, dtype=object if labels is None else np.int32),
+        language=np.asarray(language, dtype=object if labels is None else np.int32),
         weights=weights_of(np.asarray(probabilities, dtype=float)),
+        labels=labels,
     )
 
 

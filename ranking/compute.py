@@ -74,6 +74,9 @@ class RankingConfig:
     # percentile bootstrap rounds cover ~92% (docs/leaderboard.md, bench/coverage.py), and
     # costs one fit instead of 101.
     style_method: str = "sandwich"
+    # Raw boards of one category or language: intervals from their pair counts alone (one fit,
+    # no resampling); "bootstrap" resamples each as the overall board is.
+    breakdown_method: str = "sandwich"
     style_rounds: int = 100
     seed: int = 0
     both_bad: str = "tie"
@@ -166,7 +169,7 @@ def compute_board(
     """
     if view not in ("raw", "style"):
         raise ValueError(f"view must be 'raw' or 'style', not {view!r}")
-    for method in (config.method, config.style_method):
+    for method in (config.method, config.style_method, config.breakdown_method):
         if method not in ("bootstrap", "sandwich"):
             raise ValueError(f"method must be 'bootstrap' or 'sandwich', not {method!r}")
     names = list(votes.model_names)
@@ -226,7 +229,7 @@ def compute_board(
             )
         args = (index[a[use]], index[b[use]], o[use], members.size, weights)
         if view == "raw":
-            theta, lower, upper = _raw(*args, config)
+            theta, lower, upper = _raw(*args, config, method=raw_method(config, breakdown))
         else:
             style_a = np.asarray(votes.style_a, dtype=np.float64)[sel][use]
             style_b = np.asarray(votes.style_b, dtype=np.float64)[sel][use]
@@ -288,6 +291,11 @@ def compute_board(
     )
 
 
+def raw_method(config: RankingConfig, breakdown: str) -> str:
+    """The interval method of a raw board: the overall board's, or the breakdowns'."""
+    return config.method if breakdown == "all" else config.breakdown_method
+
+
 def _raw(
     a: np.ndarray,
     b: np.ndarray,
@@ -295,9 +303,11 @@ def _raw(
     n_models: int,
     weights: np.ndarray | None,
     config: RankingConfig,
+    *,
+    method: str,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     counts = counts_from_votes(a, b, o, n_models=n_models, weights=weights, both_bad="tie")
-    if config.method == "sandwich":
+    if method == "sandwich":
         theta = fit(counts)
         squared = None
         if weights is not None:
@@ -405,14 +415,16 @@ def boards_compute(
 ) -> list[Board]:
     """One board per (view, breakdown, mask) job, telling ``progress`` of each bootstrap round
     (or each board, for sandwich intervals)."""
-    rounds = {
-        "raw": config.rounds if config.method == "bootstrap" else 0,
-        "style": config.style_rounds if config.style_method == "bootstrap" else 0,
-    }
-    expect(sum(rounds[view] or 1 for view, _, _ in jobs))
+
+    def rounds(view: str, key: str) -> int:
+        if view == "raw":
+            return config.rounds if raw_method(config, key) == "bootstrap" else 0
+        return config.style_rounds if config.style_method == "bootstrap" else 0
+
+    expect(sum(rounds(view, key) or 1 for view, key, _ in jobs))
     boards = []
     for view, key, mask in jobs:
         boards.append(compute_board(votes, config, view=view, mask=mask, breakdown=key))
-        if not rounds[view]:
+        if not rounds(view, key):
             advance()
     return boards

@@ -75,7 +75,7 @@ def vote_arrays(*, cutoff: datetime, include_simulated: bool) -> LoadedVotes:
         .order_by("pk")
     )
     if connections[counted.db].vendor == "postgresql":
-        arrays = arrays_by_aggregate(counted, names=names)
+        arrays = arrays_by_copy(counted, names=names)
     else:
         arrays = arrays_by_rows(counted, names=names)
     return LoadedVotes(arrays, excluded, entries)
@@ -128,10 +128,8 @@ def _style(values: tuple) -> tuple[float, float, float, float]:
 
 
 # PostgreSQL: the same arrays without a Python object per vote. The server reduces each vote to
-# numbers (the style values read exactly as `_style` reads them) and hands them over a column at a
-# time, each column one binary string per chunk of votes, which numpy reads as it is.
-
-_CHUNK_VOTES = 250_000  # ~30 MB of values a chunk (twice that as hex on the wire)
+# fixed-width numbers (the style values read exactly as `_style` reads them, texts as codes into
+# their distinct values) and streams them with COPY in binary, which numpy reads as it comes.
 
 
 def _number_sql(column: str, key: str) -> str:
@@ -144,110 +142,106 @@ def _number_sql(column: str, key: str) -> str:
     )
 
 
-def _aggregate_columns(table: str) -> list[tuple[str, str, str]]:
-    """(name, SQL for one vote's value as binary, numpy type of that binary) per column."""
+def _copy_columns(table: str, labels: dict[str, list[str]]) -> list[tuple[str, str, str]]:
+    """(name, SQL of one vote's value, its binary type) per column; none is ever NULL."""
 
     def col(name: str) -> str:
         return f'{table}."{name}"'
 
-    outcome = " ".join(f"WHEN '{choice}' THEN {code}" for choice, code in OUTCOME.items())
+    def code(name: str, values: list[str]) -> str:
+        # Code i is values[i]; values[0] is "" (a NULL reads as "" too).
+        listed = ", ".join("'" + v.replace("'", "''") + "'" for v in values)
+        return f"(COALESCE(array_position(ARRAY[{listed}]::text[], {col(name)}), 1) - 1)::int4"
+
+    outcome = " ".join(f"WHEN '{choice}' THEN {code_}" for choice, code_ in OUTCOME.items())
     return [
-        ("id", f"int8send({col('id')})", ">i8"),
-        ("a", f"int8send({col('model_a_id')})", ">i8"),
-        ("b", f"int8send({col('model_b_id')})", ">i8"),
-        ("outcome", f"int2send((CASE {col('choice')} {outcome} ELSE -1 END)::int2)", ">i2"),
+        ("id", col("id"), ">i8"),
+        ("a", col("model_a_id"), ">i8"),
+        ("b", col("model_b_id"), ">i8"),
+        ("outcome", f"(CASE {col('choice')} {outcome} ELSE -1 END)::int2", ">i2"),
         # As `arrays_from_records`: no probability, or zero, is NaN.
-        (
-            "p",
-            f"float8send(COALESCE(NULLIF({col('sampling_probability')}, 0), 'NaN')::float8)",
-            ">f8",
-        ),
+        ("p", f"COALESCE(NULLIF({col('sampling_probability')}, 0), 'NaN')::float8", ">f8"),
         *(
-            (f"{side}{i}", f"float8send({_number_sql(col(f'side_{side}'), key)})", ">f8")
+            (f"{side}{i}", _number_sql(col(f"side_{side}"), key), ">f8")
             for side in "ab"
             for i, key in enumerate(STYLE_KEYS)
         ),
-        # Texts end in a zero byte, which PostgreSQL text never holds.
-        ("category", f"convert_to({col('prompt_category')}, 'UTF8') || '\\x00'::bytea", ""),
-        ("language", f"convert_to({col('prompt_language')}, 'UTF8') || '\\x00'::bytea", ""),
+        ("category", code("prompt_category", labels["category"]), ">i4"),
+        ("language", code("prompt_language", labels["language"]), ">i4"),
     ]
 
 
-def arrays_by_aggregate(votes: QuerySet, *, names: dict[int, str]) -> VoteArrays:
-    """The arrays `arrays_by_rows` gives, read in chunks of votes in primary-key order: per
-    chunk one row holding each column's values back to back (``string_agg`` of the values'
-    binary forms), read by numpy without a Python object per vote. PostgreSQL only."""
+def _labels(votes: QuerySet, field: str) -> list[str]:
+    """ "" and then every distinct value of ``field`` in the log (a superset of the counted
+    votes' values: one cheap pass, no exclusion rules)."""
+    found = Vote.objects.using(votes.db).order_by().values_list(field, flat=True).distinct()
+    return ["", *sorted({v for v in found if v})]
+
+
+def arrays_by_copy(votes: QuerySet, *, names: dict[int, str]) -> VoteArrays:
+    """The arrays `arrays_by_rows` gives, in primary-key order, streamed with
+    ``COPY (SELECT …) TO STDOUT (FORMAT binary)``: every row has the same fields of the same
+    widths, so the stream is one numpy record array. PostgreSQL only."""
     connection = connections[votes.db]
     table = connection.ops.quote_name(Vote._meta.db_table)
-    columns = _aggregate_columns(table)
-    parts: dict[str, list[np.ndarray]] = {name: [] for name, _, _ in columns}
-    codes: dict[str, dict[bytes, int]] = {"category": {}, "language": {}}
-    last = None
-    with transaction.atomic(using=votes.db), connection.cursor() as cursor:
-        # The planner's estimates for the exclusion subqueries are far off, so it would
-        # JIT-compile every chunk's query: seconds each, more than the whole read takes.
-        cursor.execute("SET LOCAL jit = off")
-        while True:
-            chunk = votes if last is None else votes.filter(pk__gt=last)
-            inner = chunk.order_by("pk").values_list(*(RawSQL(sql, ()) for _, sql, _ in columns))[
-                :_CHUNK_VOTES
-            ]
-            try:
-                sql, params = inner.query.sql_with_params()
-            except EmptyResultSet:
-                break
-            aggregates = ", ".join(f"string_agg(v.c{i}, ''::bytea)" for i in range(len(columns)))
-            aliases = ", ".join(f"c{i}" for i in range(len(columns)))
-            cursor.execute(f"SELECT count(*), {aggregates} FROM ({sql}) AS v ({aliases})", params)
-            count, *blobs = cursor.fetchone()
-            if not count:
-                break
-            for (name, _, kind), blob in zip(columns, blobs, strict=True):
-                blob = bytes(blob)
-                if kind:
-                    values = np.frombuffer(blob, dtype=kind)
-                else:  # texts: dictionary codes, the same text the same code in every chunk
-                    texts = blob.split(b"\x00")[:-1]
-                    known = codes[name]
-                    for text in dict.fromkeys(texts):
-                        known.setdefault(text, len(known))
-                    values = np.fromiter(map(known.__getitem__, texts), np.int64, len(texts))
-                if len(values) != count:
-                    raise RuntimeError(f"vote log column {name} came back short")
-                parts[name].append(values)
-            last = int(parts["id"][-1].max())
-            if count < _CHUNK_VOTES:
-                break
-    col: dict[str, np.ndarray] = {}
-    for name, _, kind in columns:  # dropping each column's chunks once joined
-        chunks = parts.pop(name)
-        col[name] = np.concatenate(chunks) if chunks else np.zeros(0, kind or np.int64)
-        del chunks
-    ids = col.pop("id")
-    if (np.diff(ids) <= 0).any():  # each chunk was read in order; this only makes sure
-        order = np.argsort(ids, kind="stable")
-        col = {name: values[order] for name, values in col.items()}
-    if (col["outcome"] < 0).any():
+    labels = {"category": _labels(votes, "prompt_category")}
+    labels["language"] = _labels(votes, "prompt_language")
+    columns = _copy_columns(table, labels)
+    # Each row: its field count, then each field's length and value (big-endian).
+    row = np.dtype(
+        [("fields", ">i2")]
+        + [f for name, _, kind in columns for f in ((f"{name}_len", ">i4"), (name, kind))]
+    )
+    inner = votes.order_by("pk").values_list(*(RawSQL(sql, ()) for _, sql, _ in columns))
+    try:
+        sql, params = inner.query.sql_with_params()
+    except EmptyResultSet:
+        sql, params = None, ()
+    chunks: list[bytes] = []
+    if sql is not None:
+        connection.ensure_connection()
+        with transaction.atomic(using=votes.db), connection.cursor() as cursor:
+            # The planner's estimates for the exclusion subqueries are far off, so it would
+            # JIT-compile the query: seconds, more than the whole read takes.
+            cursor.execute("SET LOCAL jit = off")
+            with cursor.cursor.copy(f"COPY ({sql}) TO STDOUT (FORMAT binary)", params) as copy:
+                chunks = [bytes(chunk) for chunk in copy]
+    data = b"".join(chunks)
+    del chunks
+    header, trailer = 19, 2  # signature, flags, extension length; the -1 field count at the end
+    body = len(data) - header - trailer if data else 0
+    if body % row.itemsize:
+        raise RuntimeError("the vote log's COPY stream has rows of an unexpected width")
+    rows = np.frombuffer(data, dtype=row, count=body // row.itemsize, offset=header if data else 0)
+    widths = {name: np.dtype(kind).itemsize for name, _, kind in columns}
+    if (rows["fields"] != len(columns)).any() or any(
+        (rows[f"{name}_len"] != width).any() for name, width in widths.items()
+    ):
+        raise RuntimeError("the vote log's COPY stream has a field of an unexpected width")
+    if (rows["outcome"] < 0).any():
         raise ValueError("a vote in the log has an unknown choice")
-    n = len(ids)
-    style = {side: np.empty((n, 4)) for side in "ab"}
-    for side in "ab":
-        for i in range(4):
-            style[side][:, i] = col.pop(f"{side}{i}")
-
-    def decoded(name: str) -> np.ndarray:
-        known = np.empty(len(codes[name]), dtype=object)
-        known[:] = [text.decode() for text in codes[name]]
-        return known[col.pop(name)]
-
+    style = {
+        side: np.column_stack([rows[f"{side}{i}"] for i in range(4)]).astype(np.float64)
+        if len(rows)
+        else np.zeros((0, 4))
+        for side in "ab"
+    }
+    codes = {}
+    for name in ("category", "language"):  # only the values counted votes have
+        used = np.bincount(rows[name], minlength=len(labels[name])) > 0
+        used[0] = True
+        renumber = np.cumsum(used) - 1
+        codes[name] = renumber[rows[name]].astype(np.int32)
+        labels[name] = [v for v, keep in zip(labels[name], used, strict=True) if keep]
     return arrays_from_columns(
-        model_a=col.pop("a").astype(np.int64),
-        model_b=col.pop("b").astype(np.int64),
+        model_a=rows["a"].astype(np.int64),
+        model_b=rows["b"].astype(np.int64),
         model_names=names,
-        outcome=col.pop("outcome").astype(np.int64),
+        outcome=rows["outcome"].astype(np.int64),
         style_a=style["a"],
         style_b=style["b"],
-        category=decoded("category"),
-        language=decoded("language"),
-        probabilities=col.pop("p").astype(np.float64),
+        category=codes["category"],
+        language=codes["language"],
+        probabilities=rows["p"].astype(np.float64),
+        labels=labels,
     )

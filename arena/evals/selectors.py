@@ -126,8 +126,8 @@ def judge_board(*, run_id: int, rounds: int = 200) -> JudgeBoard:
     pairs = [(p[True], p[False]) for p in by_pair.values() if len(p) == 2]
     rate, n = position_bias(pairs)
     config = RankingConfig(
-        rounds=rounds, style_method="bootstrap", style_rounds=min(rounds, 50), min_votes=1,
-        seed=run.seed,
+        rounds=rounds, style_method="bootstrap", breakdown_method="bootstrap",
+        style_rounds=min(rounds, 50), min_votes=1, seed=run.seed,
         anchor=run.baseline.public_name,
     )  # fmt: skip
     votes = vote_arrays(verdicts, names, style=style if len(verdicts) else None)

@@ -21,7 +21,8 @@ FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "ranking"
 # simulated one, odd style numbers, unreadable ones, named battles and duplicates.
 TODAY = FIXTURES / "battles.rank.json"
 FLAGS = dict(style_control=True, by=["category", "language"], bootstrap=200, seed=3,
-             min_votes=50, include_simulated=True, style_ci="bootstrap")  # fmt: skip
+             min_votes=50, include_simulated=True,
+             style_ci="bootstrap", breakdown_ci="bootstrap")  # today's methods  # fmt: skip
 
 
 def fixture_rows() -> list:

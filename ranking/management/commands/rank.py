@@ -38,6 +38,11 @@ class Command(BaseCommand):
         )
         parser.add_argument("--style-rounds", type=int, help="Style bootstrap rounds (100).")
         parser.add_argument(
+            "--breakdown-ci",
+            choices=["bootstrap", "sandwich"],
+            help="Intervals of the raw --by boards (default sandwich).",
+        )
+        parser.add_argument(
             "--reweight",
             action="store_true",
             help="Weigh each vote by the inverse of its recorded sampling probability "
@@ -90,6 +95,7 @@ class Command(BaseCommand):
         style_control: bool,
         style_ci: str | None,
         style_rounds: int | None,
+        breakdown_ci: str | None,
         reweight: bool,
         by: list[str],
         seed: int | None,
@@ -131,6 +137,7 @@ class Command(BaseCommand):
                 "method": ci,
                 "style_method": style_ci,
                 "style_rounds": style_rounds,
+                "breakdown_method": breakdown_ci,
                 "reweight": reweight or None,
                 "seed": seed,
                 "min_votes": min_votes,
