@@ -18,6 +18,8 @@ from the full-data fit). The reference runs only a few rounds; its time for all 
 extrapolated linearly, and the output says so. Ours is timed `--repeat` times (median shown).
 
     uv run python bench/ranking.py [--votes 1000000] [--models 100] [--repeat 3]
+    uv run python bench/ranking.py --cli [--ten-million] ...   (bench/rank_cli.py's figures:
+        `manage.py rank` on a battle log file beside one plain reference fit of that file)
 """
 
 from __future__ import annotations
@@ -161,6 +163,12 @@ def pieces(data: dict[str, np.ndarray], m: int, repeat: int) -> None:
 
 
 def main() -> None:
+    if "--cli" in sys.argv:
+        from bench import rank_cli
+
+        sys.argv.remove("--cli")
+        rank_cli.main()
+        return
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--votes", type=int, default=1_000_000)
     parser.add_argument("--models", type=int, default=100)

@@ -68,7 +68,7 @@ def _rank_on_a_terminal(log, *flags: str) -> str:
 def test_rank_draws_reading_and_fitting_bars_on_a_terminal_and_none_with_quiet(battle_log):
     shown = _rank_on_a_terminal(battle_log)
     assert "reading" in shown and "600" in shown
-    # Every bootstrap round of both boards: 300 raw and the configured style rounds.
+    # Every step of both boards: 300 raw bootstrap rounds, then the style board's fit.
     assert "fitting" in shown and "100%" in shown
     assert "fitting" not in _rank_on_a_terminal(battle_log, "--quiet")
 
