@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -32,6 +32,7 @@ from ranking.style import (
     fit_style,
     sandwich_style,
     style_data,
+    style_ratios,
 )
 
 RANKED = "ranked"
@@ -53,6 +54,15 @@ class VoteArrays:
     # When set, ``category`` and ``language`` hold integer codes into these lists of labels
     # (the readers' form: a few bytes a vote); otherwise they hold the labels themselves.
     labels: dict[str, list[str]] | None = None
+
+    # Derived per-vote arrays, computed once and shared by every board of these votes.
+    _derived: dict = field(default_factory=dict, repr=False, compare=False)
+
+    def style_ratios(self) -> np.ndarray:
+        """Every vote's normalised style differences (``style.style_ratios``), once."""
+        if "ratios" not in self._derived:
+            self._derived["ratios"] = style_ratios(self.style_a, self.style_b, STYLE_NAMES)
+        return self._derived["ratios"]
 
     def coded(self, name: str) -> tuple[np.ndarray, list[str]]:
         """The codes of field ``name`` (category or language) and the label of each code."""
@@ -231,9 +241,8 @@ def compute_board(
         if view == "raw":
             theta, lower, upper = _raw(*args, config, method=raw_method(config, breakdown))
         else:
-            style_a = np.asarray(votes.style_a, dtype=np.float64)[sel][use]
-            style_b = np.asarray(votes.style_b, dtype=np.float64)[sel][use]
-            theta, lower, upper, style_coefs = _style(*args, style_a, style_b, config)
+            ratios = votes.style_ratios()[sel][use]
+            theta, lower, upper, style_coefs = _style(*args, ratios, config)
 
     anchor = None
     if config.anchor is not None:
@@ -339,11 +348,10 @@ def _style(
     o: np.ndarray,
     n_models: int,
     weights: np.ndarray | None,
-    style_a: np.ndarray,
-    style_b: np.ndarray,
+    ratios: np.ndarray,
     config: RankingConfig,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, dict[str, tuple[float, float, float]]]:
-    data = style_data(a, b, o, style_a, style_b, n_models=n_models, names=STYLE_NAMES)
+    data = style_data(a, b, o, None, None, n_models=n_models, names=STYLE_NAMES, ratios=ratios)
     if config.style_method == "sandwich":
         theta, coefs = fit_style(data, weights=weights)
         res = sandwich_style(data, theta, coefs, level=config.level, weights=weights)

@@ -8,7 +8,7 @@ from datetime import datetime
 import numpy as np
 from django.core.exceptions import EmptyResultSet
 from django.db import connections, transaction
-from django.db.models import Count, Q, QuerySet
+from django.db.models import Q, QuerySet
 from django.db.models.expressions import RawSQL
 
 from arena.battles.models import Vote
@@ -43,6 +43,8 @@ class LoadedVotes:
     arrays: VoteArrays
     excluded: dict[str, int]
     models: dict[str, ModelEntry]  # public name -> entry
+    # Per model: its answers in these votes and how many were cut at the length limit.
+    answers: dict[str, dict[str, int]]
 
 
 def votes_since(*, cutoff: datetime | None) -> bool:
@@ -75,36 +77,35 @@ def vote_arrays(*, cutoff: datetime, include_simulated: bool) -> LoadedVotes:
         .order_by("pk")
     )
     if connections[counted.db].vendor == "postgresql":
-        arrays = arrays_by_copy(counted, names=names)
+        arrays, answers = arrays_by_copy(counted, names=names)
     else:
-        arrays = arrays_by_rows(counted, names=names)
-    return LoadedVotes(arrays, excluded, entries)
+        arrays, answers = arrays_by_rows(counted, names=names)
+    return LoadedVotes(arrays, excluded, entries, answers)
 
 
-def answer_counts(*, cutoff: datetime, include_simulated: bool) -> dict[str, dict[str, int]]:
-    """Per model (public name): its answers in the counted votes up to ``cutoff`` and how many
-    were cut at the length limit (finish reason "length")."""
-    counted = counted_votes(include_simulated=include_simulated).filter(created_at__lte=cutoff)
-    names = dict(ModelEntry.objects.values_list("pk", "public_name"))
-    out: dict[str, dict[str, int]] = {}
-    for side in ("a", "b"):
-        rows = (
-            counted.order_by()
-            .values(f"model_{side}")
-            .annotate(
-                answers=Count("pk"),
-                truncated=Count("pk", filter=Q(**{f"side_{side}__finish_reason": "length"})),
-            )
-        )
-        for row in rows:
-            stats = out.setdefault(names[row[f"model_{side}"]], {"answers": 0, "truncated": 0})
-            stats["answers"] += row["answers"]
-            stats["truncated"] += row["truncated"]
-    return out
+def _answers(
+    a: np.ndarray, b: np.ndarray, cut_a: np.ndarray, cut_b: np.ndarray, names: dict[int, str]
+) -> dict[str, dict[str, int]]:
+    """Per model (public name): its answers among these votes (keys ``a``/``b``) and how many
+    were cut at the length limit (finish reason "length", flagged in ``cut_a``/``cut_b``)."""
+    keys = np.unique(np.concatenate([a, b]))
+    answers = np.zeros(keys.size, np.int64)
+    truncated = np.zeros(keys.size, np.int64)
+    for side, cut in ((a, cut_a), (b, cut_b)):
+        at = np.searchsorted(keys, side)
+        answers += np.bincount(at, minlength=keys.size)
+        truncated += np.bincount(at, weights=cut, minlength=keys.size).astype(np.int64)
+    return {
+        names[k]: {"answers": int(n), "truncated": int(t)}
+        for k, n, t in zip(keys.tolist(), answers.tolist(), truncated.tolist(), strict=True)
+    }
 
 
-def arrays_by_rows(votes: QuerySet, *, names: dict[int, str]) -> VoteArrays:
-    """The portable read: one row a vote, the style numbers picked out of side_a/side_b."""
+def arrays_by_rows(
+    votes: QuerySet, *, names: dict[int, str]
+) -> tuple[VoteArrays, dict[str, dict[str, int]]]:
+    """The portable read: one row a vote, the style numbers picked out of side_a/side_b. With
+    the arrays, each model's answers and truncated answers (``_answers``)."""
     fields = [
         "model_a_id",
         "model_b_id",
@@ -114,13 +115,19 @@ def arrays_by_rows(votes: QuerySet, *, names: dict[int, str]) -> VoteArrays:
         "sampling_probability",
         *(f"side_a__{k}" for k in STYLE_KEYS),
         *(f"side_b__{k}" for k in STYLE_KEYS),
+        "side_a__finish_reason",
+        "side_b__finish_reason",
     ]
-    rows = votes.values_list(*fields)
-    records = (
-        Record(names[r[0]], names[r[1]], r[2], _style(r[6:10]), _style(r[10:14]), r[3], r[4], r[5])
-        for r in rows.iterator(chunk_size=20_000)
-    )
-    return arrays_from_records(records)
+    keys: list[tuple[int, int, bool, bool]] = []
+
+    def records():
+        for r in votes.values_list(*fields).iterator(chunk_size=20_000):
+            keys.append((r[0], r[1], r[14] == "length", r[15] == "length"))
+            yield Record(names[r[0]], names[r[1]], r[2], _style(r[6:10]), _style(r[10:14]), *r[3:6])
+
+    arrays = arrays_from_records(records())
+    a, b, cut_a, cut_b = np.array(keys, dtype=np.int64).reshape(-1, 4).T
+    return arrays, _answers(a, b, cut_a, cut_b, names)
 
 
 def _style(values: tuple) -> tuple[float, float, float, float]:
@@ -166,6 +173,14 @@ def _copy_columns(table: str, labels: dict[str, list[str]]) -> list[tuple[str, s
             for side in "ab"
             for i, key in enumerate(STYLE_KEYS)
         ),
+        *(
+            (
+                f"cut_{side}",
+                f"COALESCE(({col(f'side_{side}')} ->> 'finish_reason') = 'length', false)::int::int2",
+                ">i2",
+            )
+            for side in "ab"
+        ),
         ("category", code("prompt_category", labels["category"]), ">i4"),
         ("language", code("prompt_language", labels["language"]), ">i4"),
     ]
@@ -178,8 +193,10 @@ def _labels(votes: QuerySet, field: str) -> list[str]:
     return ["", *sorted({v for v in found if v})]
 
 
-def arrays_by_copy(votes: QuerySet, *, names: dict[int, str]) -> VoteArrays:
-    """The arrays `arrays_by_rows` gives, in primary-key order, streamed with
+def arrays_by_copy(
+    votes: QuerySet, *, names: dict[int, str]
+) -> tuple[VoteArrays, dict[str, dict[str, int]]]:
+    """What `arrays_by_rows` gives, the votes in primary-key order, streamed with
     ``COPY (SELECT …) TO STDOUT (FORMAT binary)``: every row has the same fields of the same
     widths, so the stream is one numpy record array. PostgreSQL only."""
     connection = connections[votes.db]
@@ -233,7 +250,7 @@ def arrays_by_copy(votes: QuerySet, *, names: dict[int, str]) -> VoteArrays:
         renumber = np.cumsum(used) - 1
         codes[name] = renumber[rows[name]].astype(np.int32)
         labels[name] = [v for v, keep in zip(labels[name], used, strict=True) if keep]
-    return arrays_from_columns(
+    arrays = arrays_from_columns(
         model_a=rows["a"].astype(np.int64),
         model_b=rows["b"].astype(np.int64),
         model_names=names,
@@ -245,3 +262,5 @@ def arrays_by_copy(votes: QuerySet, *, names: dict[int, str]) -> VoteArrays:
         probabilities=rows["p"].astype(np.float64),
         labels=labels,
     )
+    cuts = (rows[f"cut_{side}"].astype(np.int64) for side in "ab")
+    return arrays, _answers(rows["a"].astype(np.int64), rows["b"].astype(np.int64), *cuts, names)

@@ -102,7 +102,7 @@ def leaderboard_recompute(
             notes=sorted({f"{b.view}/{b.breakdown}: {b.note}" for b in boards if b.note}),
             content_hash=digest,
             pairs=pairs_all(loaded.arrays, conf),
-            model_stats=selectors.answer_counts(cutoff=cutoff, include_simulated=include_simulated),
+            model_stats=loaded.answers,
         )
         rows = []
         for b in boards:

@@ -52,19 +52,16 @@ class StyleIntervals:
     method: str
 
 
-def style_features(
-    style_a: np.ndarray, style_b: np.ndarray, names: tuple[str, ...] | list[str]
-) -> np.ndarray:
-    """Normalised, standardised style differences, one row per vote (N×K).
+def style_ratios(style_a: np.ndarray, style_b: np.ndarray, names: tuple[str, ...] | list[str]):
+    """Normalised style differences, one row per vote (N×K): (a − b)/(a + b), 0 where both are 0.
 
     (a − b)/(a + b), so a 600-vs-500-token gap counts like 60 vs 50 rather than like 200 vs
-    100, and one header against none counts as fully as ten against none; 0 where both are 0.
-    FastChat's ``preprocess_for_style`` divides by a + b + 1 instead, which damps small counts
-    (one header against none: 0.5) and so moves style-controlled scores by a few points on small
-    logs; its lengths, in hundreds of tokens, come out the same to a fraction of a percent. We
-    keep the plain ratio, scale-free for every feature (docs/leaderboard.md says so). Columns are
-    then standardised so that β is "per standard deviation" and comparable across features; a
-    constant column stays at 0 instead of becoming 0/0.
+    100, and one header against none counts as fully as ten against none. FastChat's
+    ``preprocess_for_style`` divides by a + b + 1 instead, which damps small counts (one header
+    against none: 0.5) and so moves style-controlled scores by a few points on small logs; its
+    lengths, in hundreds of tokens, come out the same to a fraction of a percent. We keep the
+    plain ratio, scale-free for every feature (docs/leaderboard.md says so). Vote by vote, so
+    every board of a recompute shares one computation (``standardised`` is per board).
     """
     sa = np.asarray(style_a, dtype=np.float64)
     sb = np.asarray(style_b, dtype=np.float64)
@@ -82,6 +79,13 @@ def style_features(
     total[empty] = 1.0
     diff /= total
     diff[empty] = 0.0
+    return diff
+
+
+def standardised(ratios: np.ndarray) -> np.ndarray:
+    """Columns centred and scaled to unit variance (in place), so that β is "per standard
+    deviation" and comparable across features; a constant column stays at 0 instead of 0/0."""
+    diff = ratios
     if diff.shape[0] == 0:
         return diff
     mean = diff.mean(axis=0)
@@ -94,6 +98,13 @@ def style_features(
     return diff
 
 
+def style_features(
+    style_a: np.ndarray, style_b: np.ndarray, names: tuple[str, ...] | list[str]
+) -> np.ndarray:
+    """Normalised (``style_ratios``), standardised (``standardised``) style differences."""
+    return standardised(style_ratios(style_a, style_b, names))
+
+
 def style_data(
     a_idx: np.ndarray,
     b_idx: np.ndarray,
@@ -104,20 +115,29 @@ def style_data(
     n_models: int,
     names: tuple[str, ...] | list[str] = STYLE_NAMES,
     both_bad: str = "tie",
+    ratios: np.ndarray | None = None,
 ) -> StyleData:
-    """Votes as regression rows: y = 1 (a won), 0 (b won), ½ (tie; both bad too unless dropped)."""
+    """Votes as regression rows: y = 1 (a won), 0 (b won), ½ (tie; both bad too unless dropped).
+
+    ``ratios``: these votes' ``style_ratios``, when already computed (``style_a``/``style_b``
+    are then not read)."""
     check_both_bad(both_bad)
     a, b, o = validate_votes(a_idx, b_idx, outcome, n_models)
-    sa = np.asarray(style_a, dtype=np.float64)
-    sb = np.asarray(style_b, dtype=np.float64)
-    keep = slice(None) if both_bad == "tie" else o != BOTH_BAD
-    a, b, o, sa, sb = a[keep], b[keep], o[keep], sa[keep], sb[keep]
+    if ratios is None:
+        ratios = style_ratios(style_a, style_b, names)
+    elif ratios.shape != (a.size, len(names)):
+        raise ValueError("ratios must have one row per vote and one column per name")
+    else:  # standardising works in place: never on the caller's array
+        ratios = np.array(ratios, dtype=np.float64)
+    if both_bad != "tie":
+        keep = o != BOTH_BAD
+        a, b, o, ratios = a[keep], b[keep], o[keep], ratios[keep]
     y = np.select([o == A, o == B, (o == TIE) | (o == BOTH_BAD)], [1.0, 0.0, 0.5])
     return StyleData(
         a=a,
         b=b,
         y=y,
-        features=style_features(sa, sb, names),
+        features=standardised(ratios),
         names=tuple(names),
         n_models=n_models,
     )
