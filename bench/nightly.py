@@ -293,7 +293,10 @@ def main() -> None:
     ):
         peak = f"   peak RSS so far {res['peaks'][name]:6.0f} MiB" if name in res["peaks"] else ""
         print(f"  {label:<30} {ph[name]:7.2f} s wall  {cpu[name]:7.2f} s CPU{peak}")
-    print(f"  (the read also took {res['read_server_cpu']:.2f} s CPU in the PostgreSQL backend)")
+    print(
+        f"  (the read also took {res['read_server_cpu']:.2f} s CPU in this connection's "
+        "PostgreSQL backend; the COPY's own connections are not counted)"
+    )
     print(
         f"  peak RSS {res['rss_peak_mib']:.0f} MiB (VmHWM {res['hwm_mib']:.0f} MiB; after "
         f"imports and setup: {res['rss_start_mib']:.0f} MiB)"

@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from datetime import datetime
+from itertools import pairwise
 
 import numpy as np
 from django.core.exceptions import EmptyResultSet
 from django.db import connections, transaction
-from django.db.models import Q, QuerySet
+from django.db.models import Max, Min, Q, QuerySet
 from django.db.models.expressions import RawSQL
 
 from arena.battles.models import Vote
@@ -176,7 +178,8 @@ def _copy_columns(table: str, labels: dict[str, list[str]]) -> list[tuple[str, s
         *(
             (
                 f"cut_{side}",
-                f"COALESCE(({col(f'side_{side}')} ->> 'finish_reason') = 'length', false)::int::int2",
+                f"COALESCE(({col(f'side_{side}')} ->> 'finish_reason') = 'length', false)"
+                "::int::int2",
                 ">i2",
             )
             for side in "ab"
@@ -193,12 +196,40 @@ def _labels(votes: QuerySet, field: str) -> list[str]:
     return ["", *sorted({v for v in found if v})]
 
 
+def _copy_rows(votes: QuerySet, columns: list[tuple[str, str, str]], row: np.dtype) -> np.ndarray:
+    """The votes' rows of ``columns``, in primary-key order, as a record array of ``row``."""
+    connection = connections[votes.db]
+    inner = votes.order_by("pk").values_list(*(RawSQL(sql, ()) for _, sql, _ in columns))
+    try:
+        sql, params = inner.query.sql_with_params()
+    except EmptyResultSet:
+        return np.zeros(0, dtype=row)
+    connection.ensure_connection()
+    with transaction.atomic(using=votes.db), connection.cursor() as cursor:
+        # The planner's estimates for the exclusion subqueries are far off, so it would
+        # JIT-compile the query: seconds, more than the whole read takes.
+        cursor.execute("SET LOCAL jit = off")
+        with cursor.cursor.copy(f"COPY ({sql}) TO STDOUT (FORMAT binary)", params) as copy:
+            data = b"".join([bytes(chunk) for chunk in copy])
+    header, trailer = 19, 2  # signature, flags, extension length; the -1 field count at the end
+    body = len(data) - header - trailer
+    if body % row.itemsize:
+        raise RuntimeError("the vote log's COPY stream has rows of an unexpected width")
+    return np.frombuffer(data, dtype=row, count=body // row.itemsize, offset=header)
+
+
+_COPY_STREAMS = 2  # connections reading at once, outside a transaction
+_STREAM_MIN_VOTES = 100_000  # below this one connection is as fast
+
+
 def arrays_by_copy(
-    votes: QuerySet, *, names: dict[int, str]
+    votes: QuerySet, *, names: dict[int, str], streams: int | None = None
 ) -> tuple[VoteArrays, dict[str, dict[str, int]]]:
     """What `arrays_by_rows` gives, the votes in primary-key order, streamed with
     ``COPY (SELECT …) TO STDOUT (FORMAT binary)``: every row has the same fields of the same
-    widths, so the stream is one numpy record array. PostgreSQL only."""
+    widths, so the stream is one numpy record array. PostgreSQL only. Outside a transaction the
+    votes are read in ``streams`` (default ``_COPY_STREAMS``) ranges of primary keys at once,
+    over as many connections."""
     connection = connections[votes.db]
     table = connection.ops.quote_name(Vote._meta.db_table)
     labels = {"category": _labels(votes, "prompt_category")}
@@ -209,27 +240,30 @@ def arrays_by_copy(
         [("fields", ">i2")]
         + [f for name, _, kind in columns for f in ((f"{name}_len", ">i4"), (name, kind))]
     )
-    inner = votes.order_by("pk").values_list(*(RawSQL(sql, ()) for _, sql, _ in columns))
-    try:
-        sql, params = inner.query.sql_with_params()
-    except EmptyResultSet:
-        sql, params = None, ()
-    chunks: list[bytes] = []
-    if sql is not None:
-        connection.ensure_connection()
-        with transaction.atomic(using=votes.db), connection.cursor() as cursor:
-            # The planner's estimates for the exclusion subqueries are far off, so it would
-            # JIT-compile the query: seconds, more than the whole read takes.
-            cursor.execute("SET LOCAL jit = off")
-            with cursor.cursor.copy(f"COPY ({sql}) TO STDOUT (FORMAT binary)", params) as copy:
-                chunks = [bytes(chunk) for chunk in copy]
-    data = b"".join(chunks)
-    del chunks
-    header, trailer = 19, 2  # signature, flags, extension length; the -1 field count at the end
-    body = len(data) - header - trailer if data else 0
-    if body % row.itemsize:
-        raise RuntimeError("the vote log's COPY stream has rows of an unexpected width")
-    rows = np.frombuffer(data, dtype=row, count=body // row.itemsize, offset=header if data else 0)
+    parts = [votes]
+    auto = streams is None
+    if auto:
+        # Another connection sees only committed votes: never inside a transaction.
+        streams = 1 if connection.in_atomic_block else _COPY_STREAMS
+    if streams > 1:
+        ends = votes.order_by().aggregate(lo=Min("pk"), hi=Max("pk"))
+        many = ends["lo"] is not None and ends["hi"] - ends["lo"] >= _STREAM_MIN_VOTES
+        if ends["lo"] is not None and (many or not auto):
+            cuts = np.linspace(ends["lo"] - 1, ends["hi"], streams + 1).astype(np.int64).tolist()
+            parts = [votes.filter(pk__gt=lo, pk__lte=hi) for lo, hi in pairwise(cuts)]
+    if len(parts) == 1:
+        rows = _copy_rows(votes, columns, row)
+    else:
+        # The server's work (JSON picked apart, rows encoded) is most of the read's time:
+        # one connection per part puts it on as many cores.
+        def part_rows(part: QuerySet) -> np.ndarray:
+            try:
+                return _copy_rows(part, columns, row)
+            finally:
+                connections[votes.db].close()  # this thread's own connection
+
+        with ThreadPoolExecutor(len(parts)) as pool:
+            rows = np.concatenate(list(pool.map(part_rows, parts)))
     widths = {name: np.dtype(kind).itemsize for name, _, kind in columns}
     if (rows["fields"] != len(columns)).any() or any(
         (rows[f"{name}_len"] != width).any() for name, width in widths.items()

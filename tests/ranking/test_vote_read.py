@@ -137,3 +137,14 @@ def test_vote_arrays_counts_and_reads_the_same_votes_either_way(log, postgresql,
             60 + len(ODD_SIDES) if include_simulated else len(ODD_SIDES) // 2
         )
         assert_same(fast.arrays, portable.arrays)
+
+
+@pytest.mark.django_db(transaction=True)
+def test_the_column_wise_read_over_several_connections_gives_the_same_arrays(log, postgresql):
+    names = dict(ModelEntry.objects.values_list("pk", "public_name"))
+    votes = Vote.objects.order_by("pk")
+    one = selectors.arrays_by_copy(votes, names=names, streams=1)
+    for streams in (2, 3):
+        many = selectors.arrays_by_copy(votes, names=names, streams=streams)
+        assert_same(many[0], one[0])
+        assert many[1] == one[1]

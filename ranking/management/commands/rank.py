@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import zlib
 from dataclasses import asdict
 from pathlib import Path
 
@@ -120,7 +121,7 @@ class Command(BaseCommand):
                     keep_named=keep_named,
                     keep_duplicates=keep_duplicates,
                 )
-        except (OSError, EOFError) as exc:  # EOFError: a gzip file cut short
+        except (OSError, EOFError, zlib.error) as exc:  # EOFError, zlib: a broken gzip file
             raise CommandError(f"Cannot read {file}: {exc}") from exc
         for number, why in report.rejected[:20]:
             self.stderr.write(f"{file.name}:{number}: skipped: {why}")
