@@ -52,6 +52,9 @@ class _Meta(msgspec.Struct, gc=False):
     bold_count_b: Num = None
 
 
+_NO_META = _Meta()
+
+
 class _ArenaStyle(_Arena):
     conv_metadata: _Meta | None = None
 
@@ -88,13 +91,20 @@ def _n(value: Num) -> float:
     return float(value)
 
 
-def _arena_style(rows: list) -> list[list[float]]:
+def _column(values) -> np.ndarray:
+    """Style counts as `_n` reads them, as floats (a Python int of any size included)."""
+    return np.fromiter(
+        (sum(v.values()) if type(v) is dict else (v or 0) for v in values), np.float64, len(values)
+    )
+
+
+def _arena_style(rows: list) -> np.ndarray:
     metas = [r.conv_metadata for r in rows]
+    if None in metas:
+        metas = [_NO_META if m is None else m for m in metas]
     # _Meta's fields are side a's four counts, then side b's, in `STYLE_NAMES` order.
-    return [
-        [_n(getattr(m, f)) if m is not None else 0.0 for m in metas]
-        for f in _Meta.__struct_fields__
-    ]
+    columns = zip(*map(attrgetter(*_Meta.__struct_fields__), metas), strict=True)
+    return np.column_stack([_column(c) for c in columns])
 
 
 def _jsonl_style(rows: list) -> list[list[float]]:
@@ -106,10 +116,6 @@ def _jsonl_style(rows: list) -> list[list[float]]:
         for key in ("headers", "list_items", "bold"):
             out.append([_n(getattr(c, key)) if c is not None else 0.0 for c in counts])
     return out
-
-
-def _bad_names(a: str | None, b: str | None) -> bool:
-    return not a or not b or a == b
 
 
 def _marked_duplicate(tag: _Tag | None) -> bool:
@@ -148,16 +154,29 @@ class Columns:
         }
 
     def add(self, a, b, outcome, category, language, p=None, style=None) -> None:
-        n = len(a)
+        """Columns of kept battles, names and labels as texts."""
+        self.add_codes(
+            self.codes(self.models, a),
+            self.codes(self.models, b),
+            outcome,
+            self.codes(self.category, category),
+            self.codes(self.language, language),
+            p,
+            style,
+        )
 
-        def codes(known: _Codes, texts) -> np.ndarray:
-            return np.fromiter(map(known.__getitem__, texts), np.int32, n)
+    @staticmethod
+    def codes(known: _Codes, texts) -> np.ndarray:
+        return np.fromiter(map(known.__getitem__, texts), np.int32, len(texts))
 
-        self.parts["a"].append(codes(self.models, a))
-        self.parts["b"].append(codes(self.models, b))
+    def add_codes(self, a, b, outcome, category, language, p=None, style=None) -> None:
+        """Columns of kept battles, names and labels as codes. A text may have a code and no
+        kept battle (its battles were rejected): `arrays` leaves such texts out."""
+        self.parts["a"].append(a)
+        self.parts["b"].append(b)
         self.parts["outcome"].append(np.asarray(outcome, dtype=np.int8))
-        self.parts["category"].append(codes(self.category, category))
-        self.parts["language"].append(codes(self.language, language))
+        self.parts["category"].append(category)
+        self.parts["language"].append(language)
         if p is not None:
             self.parts["p"].append(np.asarray(p, dtype=np.float64))
         if style is not None:
@@ -175,8 +194,9 @@ class Columns:
             *map(attrgetter(*fields), rows), strict=True
         )
         outcome = np.fromiter(map(_CODES[self.fmt].get, said, repeat(-1)), np.int8, n)
+        a, b = self.codes(self.models, a), self.codes(self.models, b)  # -1: no name
         why = np.zeros(n, dtype=np.int8)  # 0 keep, then the first reason that applies
-        why[np.fromiter(map(_bad_names, a, b), bool, n)] = 5
+        why[(a < 0) | (b < 0) | (a == b)] = 5
         why[outcome < 0] = 4
         filters = self.filters
         if not filters["keep_duplicates"]:
@@ -193,9 +213,7 @@ class Columns:
                     report.skipped_simulated += 1
                 else:
                     report.rejected.append((int(numbers[i]), self._reason(int(why[i]), said[i])))
-            mask = keep.tolist()
-            rows = list(compress(rows, mask))
-            a, b, category, language = (list(compress(x, mask)) for x in (a, b, category, language))
+            rows = list(compress(rows, keep.tolist()))
             kept = len(rows)
         report.read += kept
         advance(kept)
@@ -203,11 +221,17 @@ class Columns:
             return
         style = None
         if self.style:
-            style = np.array((_arena_style if self.fmt == "arena" else _jsonl_style)(rows)).T
+            style = _arena_style(rows) if self.fmt == "arena" else np.array(_jsonl_style(rows)).T
         p = None
         if self.fmt == "jsonl":
             p = [r.sampling_probability or np.nan for r in rows]
-        self.add(a, b, outcome[keep], category, language, p, style)
+        category = self.codes(self.category, category)
+        language = self.codes(self.language, language)
+        if kept < n:
+            a, b, outcome, category, language = (
+                x[keep] for x in (a, b, outcome, category, language)
+            )
+        self.add_codes(a, b, outcome, category, language, p, style)
 
     def _reason(self, why: int, said: object) -> str:
         if why == 2:
@@ -237,13 +261,24 @@ class Columns:
             parts = self.parts.pop(name)
             return np.concatenate(parts).astype(dtype, copy=False) if parts else np.zeros(0, dtype)
 
-        names = self.models.labels
-        # Models in sorted order, as `battle_log.arrays_from_records` has them.
-        order = np.argsort(np.array(names, dtype=object)) if names else np.zeros(0, np.int64)
-        rank = np.empty(len(names), dtype=np.int64)
-        rank[order] = np.arange(len(names))
-        a, b = rank[joined("a", np.int64)], rank[joined("b", np.int64)]
+        a, b = joined("a", np.int64), joined("b", np.int64)
         n = len(a)
+        # Models that took kept votes, in sorted order, as `arrays_from_records` has them.
+        used = np.zeros(len(self.models.labels), dtype=bool)
+        used[a] = used[b] = True
+        names = [self.models.labels[i] for i in np.flatnonzero(used)]
+        order = np.argsort(np.array(names, dtype=object)) if names else np.zeros(0, np.int64)
+        rank = np.full(len(used), -1, dtype=np.int64)
+        rank[np.flatnonzero(used)[order]] = np.arange(len(names))
+        a, b = rank[a], rank[b]
+        labels, codes = {}, {}
+        for field in ("category", "language"):  # only values kept votes have
+            values = joined(field, np.int64)
+            known = getattr(self, field).labels
+            kept = np.bincount(values, minlength=len(known)) > 0
+            renumber = np.cumsum(kept) - 1
+            codes[field] = renumber[values].astype(np.int32)
+            labels[field] = [v for v, k in zip(known, kept.tolist(), strict=True) if k]
         if self.style:
             style = joined("style", np.float64).reshape(n, 8)
             style_a, style_b = style[:, :4], style[:, 4:]
@@ -257,10 +292,10 @@ class Columns:
             outcome=joined("outcome", np.int64),
             style_a=style_a,
             style_b=style_b,
-            category=joined("category", np.int32),
-            language=joined("language", np.int32),
+            category=codes["category"],
+            language=codes["language"],
             weights=weights_of(p) if len(p) else None,
-            labels={"category": self.category.labels, "language": self.language.labels},
+            labels=labels,
         )
 
 
