@@ -15,6 +15,7 @@ from django.core.management.base import CommandError
 
 from ranking import log_reader
 from ranking.battle_log import ReadReport
+from ranking.compute import breakdown_masks
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "ranking"
 # Ranked by afee29e (the reader before streaming) with the flags below; the rows include a
@@ -155,3 +156,20 @@ def test_gzip_is_read_whatever_the_name_and_a_cut_gzip_is_an_error(tmp_path):
     log.write_bytes(log.read_bytes()[:-200])
     with pytest.raises(CommandError, match="Cannot read"):
         call_command("rank", str(log), min_votes=1, stdout=io.StringIO(), stderr=io.StringIO())
+
+
+def test_names_and_labels_only_rejected_rows_have_stay_off_the_board():
+    rows = [
+        {"model_a": "x", "model_b": "y", "winner": "model_a", "category": "code"},
+        {"model_a": "x", "model_b": "ghost", "winner": "model_a", "anony": False},
+        {"model_a": "x", "model_b": "y", "winner": "nobody", "category": "secret"},
+    ]
+    for shape, data in shapes(rows).items():
+        for exact in (False, True):
+            arrays, report = read(data, exact=exact)
+            assert arrays.model_names == ["x", "y"], (shape, exact)
+            assert [key for key, _ in breakdown_masks(arrays, ["category"])] == [
+                "all",
+                "category:code",
+            ]
+            assert len(report.rejected) == 2
