@@ -39,7 +39,8 @@ def open_log(path: Path) -> BinaryIO:
     """The file's bytes, decompressed when it is gzipped (whatever its name)."""
     stream = path.open("rb")
     if stream.peek(2)[:2] == b"\x1f\x8b":
-        return gzip.GzipFile(fileobj=stream)  # type: ignore[return-value]
+        stream.close()
+        return gzip.open(path, "rb")  # type: ignore[return-value]
     return stream  # type: ignore[return-value]
 
 
