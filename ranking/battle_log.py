@@ -131,15 +131,16 @@ def side_style(side: dict) -> tuple[float, float, float, float]:
 
 def record_from_arena(row: dict) -> Record:
     """A row of FastChat's public battle log (our ``export_votes --format arena`` too)."""
-    winner = WINNER.get(row.get("winner"))
+    said = row.get("winner")
+    winner = WINNER.get(said) if isinstance(said, str) else None
     if winner is None:
         raise ValueError(f"unknown winner {row.get('winner')!r}")
     a, b = row.get("model_a"), row.get("model_b")
     if not isinstance(a, str) or not isinstance(b, str) or not a or not b or a == b:
         raise ValueError("model_a and model_b must be two different model names")
     meta = row.get("conv_metadata") or {}
-    if not isinstance(meta, dict):
-        raise ValueError("conv_metadata must be an object")
+    if not isinstance(meta, dict):  # as though absent, as when style is not read at all
+        meta = {}
     style_a = (
         _num(meta.get("sum_assistant_a_tokens")),
         _num(meta.get("header_count_a")),
@@ -163,6 +164,16 @@ def record_from_arena(row: dict) -> Record:
     )
 
 
+BAD_PROBABILITY = "sampling_probability must be a number in (0, 1], or null"
+
+
+def probability_ok(p: object) -> bool:
+    """A recorded sampling probability: none (null or 0: unknown), or a number in (0, 1]."""
+    if p is None or (p == 0 and not isinstance(p, bool)):
+        return True
+    return isinstance(p, int | float) and not isinstance(p, bool) and 0 < p <= 1
+
+
 def _side(row: dict, key: str) -> dict:
     side = row.get(key)
     return side if isinstance(side, dict) else {}
@@ -171,11 +182,14 @@ def _side(row: dict, key: str) -> dict:
 def record_from_jsonl(row: dict) -> Record:
     """A line of ``export_votes --format jsonl``."""
     choice = row.get("choice")
-    if choice not in OUTCOME:
+    if not isinstance(choice, str) or choice not in OUTCOME:
         raise ValueError(f"unknown choice {choice!r}")
     a, b = row.get("model_a"), row.get("model_b")
     if not isinstance(a, str) or not isinstance(b, str) or not a or not b or a == b:
         raise ValueError("model_a and model_b must be two different model names")
+    p = row.get("sampling_probability")
+    if not probability_ok(p):
+        raise ValueError(BAD_PROBABILITY)
     return Record(
         a,
         b,

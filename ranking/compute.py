@@ -56,7 +56,7 @@ class VoteArrays:
     labels: dict[str, list[str]] | None = None
 
     # Derived per-vote arrays, computed once and shared by every board of these votes.
-    _derived: dict = field(default_factory=dict, repr=False, compare=False)
+    _derived: dict = field(default_factory=dict, init=False, repr=False, compare=False)
 
     def style_ratios(self) -> np.ndarray:
         """Every vote's normalised style differences (``style.style_ratios``), once."""
@@ -81,7 +81,7 @@ class RankingConfig:
     method: str = "bootstrap"
     rounds: int = 1000
     # Style boards: the sandwich covers the truth 95% of the time in simulation where 100
-    # percentile bootstrap rounds cover ~92% (docs/leaderboard.md, bench/coverage.py), and
+    # percentile bootstrap rounds cover 93.5% (docs/leaderboard.md, bench/coverage.py), and
     # costs one fit instead of 101.
     style_method: str = "sandwich"
     # Raw boards of one category or language: intervals from their pair counts alone (one fit,

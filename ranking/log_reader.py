@@ -31,6 +31,8 @@ from ranking.log_rows import TYPES, Columns
 from ranking.progress import advance
 
 BLOCK = 8 << 20  # bytes read at a time
+# What a block msgspec cannot take as typed rows raises; the exact reader then says why.
+_UNDECODABLE = (msgspec.DecodeError, msgspec.ValidationError, RecursionError)
 _WHITESPACE = b" \t\r\n"
 _BOM = b"\xef\xbb\xbf"
 
@@ -122,11 +124,13 @@ class _Reader:
         if not self.exact:
             try:
                 rows = self.lines.decode_lines(block)
-            except (msgspec.DecodeError, msgspec.ValidationError):
+            except _UNDECODABLE:
                 pass
             else:
-                self.columns.rows(rows, _line_numbers(block, first), self.report)
-                return
+                numbers = _line_numbers(block, first)
+                if len(numbers) == len(rows):  # not so where a line holds two values
+                    self.columns.rows(rows, numbers, self.report)
+                    return
         self._exact((first + i, line) for i, line in enumerate(block.split(b"\n")))
 
     # A JSON array ----------------------------------------------------------------------
@@ -150,7 +154,7 @@ class _Reader:
                 if cut > 0:
                     try:
                         rows = self.many.decode(b"[" + buf[: cut + 1] + b"]")
-                    except (msgspec.DecodeError, msgspec.ValidationError):
+                    except _UNDECODABLE:
                         rows = None
             if rows is not None:
                 numbers = np.arange(self.number, self.number + len(rows))
@@ -195,7 +199,7 @@ class _Reader:
         if not self.exact:
             try:
                 rows = self.many.decode(b"[" + buf[:end] + b"]")
-            except (msgspec.DecodeError, msgspec.ValidationError):
+            except _UNDECODABLE:
                 pass
             else:
                 self.columns.rows(rows, np.arange(first, first + len(rows)), self.report)
@@ -210,12 +214,14 @@ class _Reader:
             if not data.strip(_WHITESPACE) and not blank_is_row:
                 continue
             try:
-                row = json.loads(data)
-            except UnicodeDecodeError:
-                report.rejected.append((number, "not valid UTF-8"))
-                continue
+                # Bytes that are not UTF-8 are replaced, as msgspec leaves them be in the
+                # fields it skips: a bad byte in a conversation does not lose the battle.
+                row = json.loads(data.decode("utf-8", errors="replace"))
             except json.JSONDecodeError as exc:
                 report.rejected.append((number, f"not valid JSON ({exc.msg})"))
+                continue
+            except (ValueError, RecursionError) as exc:  # a huge integer, a deep nesting
+                report.rejected.append((number, f"not readable JSON ({exc.__class__.__name__})"))
                 continue
             if not isinstance(row, dict):
                 report.rejected.append((number, "not a JSON object"))

@@ -15,7 +15,16 @@ from operator import attrgetter
 import msgspec
 import numpy as np
 
-from ranking.battle_log import DUPLICATE, NAMED, OUTCOME, WINNER, ReadReport, Record, weights_of
+from ranking.battle_log import (
+    BAD_PROBABILITY,
+    DUPLICATE,
+    NAMED,
+    OUTCOME,
+    WINNER,
+    ReadReport,
+    Record,
+    weights_of,
+)
 from ranking.compute import VoteArrays
 from ranking.progress import advance
 from ranking.style import STYLE_NAMES
@@ -196,6 +205,10 @@ class Columns:
         outcome = np.fromiter(map(_CODES[self.fmt].get, said, repeat(-1)), np.int8, n)
         a, b = self.codes(self.models, a), self.codes(self.models, b)  # -1: no name
         why = np.zeros(n, dtype=np.int8)  # 0 keep, then the first reason that applies
+        p = None
+        if self.fmt == "jsonl":
+            p = np.array([r.sampling_probability or np.nan for r in rows], dtype=np.float64)
+            why[(p <= 0) | (p > 1)] = 6  # NaN (none recorded) compares false: kept
         why[(a < 0) | (b < 0) | (a == b)] = 5
         why[outcome < 0] = 4
         filters = self.filters
@@ -222,18 +235,18 @@ class Columns:
         style = None
         if self.style:
             style = _arena_style(rows) if self.fmt == "arena" else np.array(_jsonl_style(rows)).T
-        p = None
-        if self.fmt == "jsonl":
-            p = [r.sampling_probability or np.nan for r in rows]
         category = self.codes(self.category, category)
         language = self.codes(self.language, language)
         if kept < n:
             a, b, outcome, category, language = (
                 x[keep] for x in (a, b, outcome, category, language)
             )
+            p = None if p is None else p[keep]
         self.add_codes(a, b, outcome, category, language, p, style)
 
     def _reason(self, why: int, said: object) -> str:
+        if why == 6:
+            return BAD_PROBABILITY
         if why == 2:
             return NAMED
         if why == 3:

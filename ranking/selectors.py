@@ -151,16 +151,18 @@ def _number_sql(column: str, key: str) -> str:
     )
 
 
-def _copy_columns(table: str, labels: dict[str, list[str]]) -> list[tuple[str, str, str]]:
+def _copy_columns(table: str) -> list[tuple[str, str, str]]:
     """(name, SQL of one vote's value, its binary type) per column; none is ever NULL."""
 
     def col(name: str) -> str:
         return f'{table}."{name}"'
 
-    def code(name: str, values: list[str]) -> str:
-        # Code i is values[i]; values[0] is "" (a NULL reads as "" too).
-        listed = ", ".join("'" + v.replace("'", "''") + "'" for v in values)
-        return f"(COALESCE(array_position(ARRAY[{listed}]::text[], {col(name)}), 1) - 1)::int4"
+    def code(name: str) -> str:
+        # Code i is the i-th value of the list passed as the parameter (`_copy_params`); the
+        # first is "" (a NULL reads as "" too); -1 a value not listed (a vote committed since
+        # the values were read).
+        found = f"array_position(%s::text[], {col(name)})"
+        return f"(COALESCE({found}, CASE WHEN {col(name)} IS NULL THEN 1 ELSE 0 END) - 1)::int4"
 
     outcome = " ".join(f"WHEN '{choice}' THEN {code_}" for choice, code_ in OUTCOME.items())
     return [
@@ -184,8 +186,8 @@ def _copy_columns(table: str, labels: dict[str, list[str]]) -> list[tuple[str, s
             )
             for side in "ab"
         ),
-        ("category", code("prompt_category", labels["category"]), ">i4"),
-        ("language", code("prompt_language", labels["language"]), ">i4"),
+        ("category", code("prompt_category"), ">i4"),
+        ("language", code("prompt_language"), ">i4"),
     ]
 
 
@@ -196,10 +198,16 @@ def _labels(votes: QuerySet, field: str) -> list[str]:
     return ["", *sorted({v for v in found if v})]
 
 
-def _copy_rows(votes: QuerySet, columns: list[tuple[str, str, str]], row: np.dtype) -> np.ndarray:
-    """The votes' rows of ``columns``, in primary-key order, as a record array of ``row``."""
+def _copy_rows(
+    votes: QuerySet, columns: list[tuple[str, str, str]], row: np.dtype, labels: dict
+) -> np.ndarray:
+    """The votes' rows of ``columns``, in primary-key order, as a record array of ``row``;
+    texts coded by ``labels``."""
     connection = connections[votes.db]
-    inner = votes.order_by("pk").values_list(*(RawSQL(sql, ()) for _, sql, _ in columns))
+    params = {name: (labels[name],) for name in labels}
+    inner = votes.order_by("pk").values_list(
+        *(RawSQL(sql, params.get(name, ())) for name, sql, _ in columns)
+    )
     try:
         sql, params = inner.query.sql_with_params()
     except EmptyResultSet:
@@ -223,7 +231,7 @@ _STREAM_MIN_VOTES = 100_000  # below this one connection is as fast
 
 
 def arrays_by_copy(
-    votes: QuerySet, *, names: dict[int, str], streams: int | None = None
+    votes: QuerySet, *, names: dict[int, str], streams: int | None = None, _retry: bool = True
 ) -> tuple[VoteArrays, dict[str, dict[str, int]]]:
     """What `arrays_by_rows` gives, the votes in primary-key order, streamed with
     ``COPY (SELECT …) TO STDOUT (FORMAT binary)``: every row has the same fields of the same
@@ -234,7 +242,7 @@ def arrays_by_copy(
     table = connection.ops.quote_name(Vote._meta.db_table)
     labels = {"category": _labels(votes, "prompt_category")}
     labels["language"] = _labels(votes, "prompt_language")
-    columns = _copy_columns(table, labels)
+    columns = _copy_columns(table)
     # Each row: its field count, then each field's length and value (big-endian).
     row = np.dtype(
         [("fields", ">i2")]
@@ -252,13 +260,13 @@ def arrays_by_copy(
             cuts = np.linspace(ends["lo"] - 1, ends["hi"], streams + 1).astype(np.int64).tolist()
             parts = [votes.filter(pk__gt=lo, pk__lte=hi) for lo, hi in pairwise(cuts)]
     if len(parts) == 1:
-        rows = _copy_rows(votes, columns, row)
+        rows = _copy_rows(votes, columns, row, labels)
     else:
         # The server's work (JSON picked apart, rows encoded) is most of the read's time:
         # one connection per part puts it on as many cores.
         def part_rows(part: QuerySet) -> np.ndarray:
             try:
-                return _copy_rows(part, columns, row)
+                return _copy_rows(part, columns, row, labels)
             finally:
                 connections[votes.db].close()  # this thread's own connection
 
@@ -271,6 +279,10 @@ def arrays_by_copy(
         raise RuntimeError("the vote log's COPY stream has a field of an unexpected width")
     if (rows["outcome"] < 0).any():
         raise ValueError("a vote in the log has an unknown choice")
+    if (rows["category"] < 0).any() or (rows["language"] < 0).any():
+        if _retry:
+            return arrays_by_copy(votes, names=names, streams=streams, _retry=False)
+        raise RuntimeError("the vote log's categories or languages changed during the read")
     style = {
         side: np.column_stack([rows[f"{side}{i}"] for i in range(4)]).astype(np.float64)
         if len(rows)

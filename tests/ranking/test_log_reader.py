@@ -99,12 +99,14 @@ def test_jsonl_exports_keep_their_sampling_probabilities_and_style():
         {"model_a": "y", "model_b": "x", "choice": "both_bad", "sampling_probability": 0.25,
          "side_b": {"output_tokens": {"x": 3, "y": 4}, "style": {"bold": 1.5}}},
         {"model_a": "x", "model_b": "y", "choice": "b", "side_a": "not an object"},
+        {"model_a": "x", "model_b": "y", "choice": "b", "sampling_probability": 7},
     ]  # fmt: skip
     data = b"\n".join(json.dumps(r).encode() for r in lines)
     fast, _ = read(data, fmt="jsonl")
     exact, report = read(data, fmt="jsonl", exact=True)
     assert_same_arrays(fast, exact)
     assert report.read == 3
+    assert report.rejected == [(4, "sampling_probability must be a number in (0, 1], or null")]
     assert fast.style_a[0].tolist() == [10, 2, 0, 0] and fast.style_b[1].tolist() == [7, 0, 0, 1.5]
     # Inverse probabilities, mean 1; the vote without one weighs as much as the average.
     assert fast.weights.tolist() == pytest.approx([2 / 3, 4 / 3, 1.0])
@@ -122,7 +124,11 @@ def test_jsonl_exports_keep_their_sampling_probabilities_and_style():
             (2, "not valid JSON (Expecting value)")]),
         (b'\xef\xbb\xbf{"model_a": "x", "model_b": "y", "winner": "tie"}\n{"model_a": "\xff"}\n'
          b'{"model_a": "x", "model_b": "y", "winner": "tie", "n": NaN}\n', [
-            (2, "not valid UTF-8")]),
+            (2, "unknown winner None")]),
+        (b'{"model_a": "x", "model_b": "y", "winner": "tie"} {"model_a": "y", "model_b": "x"}\n'
+         b'{"model_a": "x", "model_b": "y", "winner": "tie", "deep": ' + b"[" * 100_000 + b"}\n"
+         b'{"model_a": "x", "model_b": "y", "winner": "tie"}', [
+            (1, "not valid JSON (Extra data)"), (2, "not readable JSON (RecursionError)")]),
     ],
 )  # fmt: skip
 def test_broken_files_keep_every_readable_battle_and_say_what_is_wrong(data, reasons):

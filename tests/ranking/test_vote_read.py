@@ -32,7 +32,7 @@ ODD_SIDES = [
     {"output_tokens": "40", "style": {"headers": 1.5e300, "list_items": 3, "bold": 0}},
     {"finish_reason": ["length"]},
 ]
-ODD_TEXTS = [("", ""), ("chat ☕", "fr"), ("coding", "en"), ("a\ttab", "x\ny")]
+ODD_TEXTS = [("", ""), ("chat ☕", "fr"), ("50% 'harder'", "en"), ("a\ttab", "x\ny")]
 
 
 @pytest.fixture
