@@ -91,17 +91,9 @@ class _JsonlStyle(_Jsonl):
     side_b: _Side | None = None
 
 
-def _n(value: Num) -> float:
-    """A style count as `battle_log._num` reads it (bools and other types never get here)."""
-    if value is None:
-        return 0.0
-    if type(value) is dict:
-        return float(sum(value.values()))
-    return float(value)
-
-
 def _column(values) -> np.ndarray:
-    """Style counts as `_n` reads them, as floats (a Python int of any size included)."""
+    """Style counts as `battle_log._num` reads them (bools and other types never get here:
+    they fail the typed decoding), as floats, a Python int of any size included."""
     return np.fromiter(
         (sum(v.values()) if type(v) is dict else (v or 0) for v in values), np.float64, len(values)
     )
@@ -116,15 +108,15 @@ def _arena_style(rows: list) -> np.ndarray:
     return np.column_stack([_column(c) for c in columns])
 
 
-def _jsonl_style(rows: list) -> list[list[float]]:
-    out = []
+def _jsonl_style(rows: list) -> np.ndarray:
+    columns = []
     for side in ("side_a", "side_b"):
         sides = [getattr(r, side) for r in rows]
-        out.append([_n(s.output_tokens) if s is not None else 0.0 for s in sides])
-        counts = [s.style if s is not None else None for s in sides]
+        columns.append(_column([None if s is None else s.output_tokens for s in sides]))
+        counts = [None if s is None else s.style for s in sides]
         for key in ("headers", "list_items", "bold"):
-            out.append([_n(getattr(c, key)) if c is not None else 0.0 for c in counts])
-    return out
+            columns.append(_column([None if c is None else getattr(c, key) for c in counts]))
+    return np.column_stack(columns)
 
 
 def _marked_duplicate(tag: _Tag | None) -> bool:
@@ -234,7 +226,7 @@ class Columns:
             return
         style = None
         if self.style:
-            style = _arena_style(rows) if self.fmt == "arena" else np.array(_jsonl_style(rows)).T
+            style = (_arena_style if self.fmt == "arena" else _jsonl_style)(rows)
         category = self.codes(self.category, category)
         language = self.codes(self.language, language)
         if kept < n:
