@@ -20,7 +20,7 @@ from hashlib import sha256
 
 from django.conf import settings
 
-from arena.core.redis_loop import loop_redis
+from arena.core.redis_loop import loop_redis, sync_redis
 
 LEASE_S = 15.0
 RENEW_S = LEASE_S / 3
@@ -181,9 +181,7 @@ class RedisState:
 
     def _client(self):
         if self._sync is None:  # the prober's thread and the admin's reads: no event loop
-            import redis
-
-            self._sync = redis.Redis.from_url(self.url, decode_responses=True)
+            self._sync = sync_redis(self.url, decode=True)
         return self._sync
 
     async def acquire(

@@ -24,7 +24,7 @@ from typing import Protocol
 
 from django.conf import settings
 
-from arena.core.redis_loop import loop_redis
+from arena.core.redis_loop import loop_redis, sync_redis
 
 # How long a stream is kept once its battle is over (voted, voided): long enough for a page
 # reloaded at the vote to show the answers again, short enough that Redis holds only live ones.
@@ -198,9 +198,7 @@ class RedisStreams:
 
     def _sync_client(self):
         if self._sync is None:
-            import redis
-
-            self._sync = redis.Redis.from_url(self.url)
+            self._sync = sync_redis(self.url)
         return self._sync
 
 
