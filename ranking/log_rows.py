@@ -94,8 +94,20 @@ class _JsonlStyle(_Jsonl):
 def _column(values) -> np.ndarray:
     """Style counts as `battle_log._num` reads them (bools and other types never get here:
     they fail the typed decoding), as floats, a Python int of any size included."""
+    n = len(values)
+    # A column is most often all numbers or all dicts (FastChat's counts by kind): those are
+    # read without a Python step per value; a mixed column (or a missing count) value by value.
+    if None not in values:  # numpy would read None as NaN, not 0
+        try:
+            return np.fromiter(values, np.float64, n)
+        except (TypeError, ValueError, OverflowError):
+            pass
+    try:
+        return np.fromiter(map(sum, map(dict.values, values)), np.float64, n)
+    except (TypeError, ValueError, OverflowError):
+        pass
     return np.fromiter(
-        (sum(v.values()) if type(v) is dict else (v or 0) for v in values), np.float64, len(values)
+        (sum(v.values()) if type(v) is dict else (v or 0) for v in values), np.float64, n
     )
 
 
