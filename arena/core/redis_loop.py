@@ -8,8 +8,11 @@ one long-lived loop (daphne, a worker's generation loop) keeps one pool for ever
 A client made by ``from_url`` retries nothing unless told to: after Redis restarts, each pooled
 connection's next command can fail once on its dead socket (an answer's stream write, and so its
 battle, lost for it). Here a command that meets a dropped connection or a timeout is sent again on
-a fresh one, with a short backoff that outlasts a restart (about 3 s in all).
-"""
+a fresh one, up to six times with a jittered backoff (at most 3.5 s in all, about 2 s on
+average): enough for a restart; while Redis stays down longer, a command fails after that wait.
+A command whose reply was lost, not its request, runs twice: harmless where Redis restarted
+empty, and after a network blip it costs at most a repeated piece of a live stream, or a
+replica's lease held until it lapses."""
 
 from __future__ import annotations
 

@@ -208,7 +208,6 @@ class _LoopState:
         self.client = client
         self.queue: list[tuple[str, dict[str, str], asyncio.Future]] = []
         self.writer: asyncio.Task | None = None
-        self.expiring: set[str] = set()  # streams being written, given their expiry already
 
     def write(self, key: str, fields: dict[str, str]) -> asyncio.Future:
         loop = asyncio.get_running_loop()
@@ -223,14 +222,13 @@ class _LoopState:
             while self.queue:
                 batch, self.queue = self.queue, []
                 pipe = self.client.pipeline(transaction=False)
-                fresh = set()
                 for key, fields, _ in batch:
                     pipe.xadd(key, fields)
-                    # The expiry is set with a stream's first entry only: once its battle
-                    # ends, battle_streams_end shortens it, and a late entry must not undo that.
-                    if key not in self.expiring and key not in fresh:
-                        pipe.expire(key, KEEP_LIVE_S, nx=True)
-                        fresh.add(key)
+                # Each batch gives its streams their expiry if they have none (NX): a stream
+                # made anew by a Redis that restarted empty gets one too, and once its battle
+                # ends, battle_streams_end's shorter expiry is not undone by a late entry.
+                for key in dict.fromkeys(key for key, _, _ in batch):
+                    pipe.expire(key, KEEP_LIVE_S, nx=True)
                 try:
                     await pipe.execute()
                 except Exception as exc:
@@ -238,13 +236,9 @@ class _LoopState:
                         if not done.done():
                             done.set_exception(exc)
                 else:
-                    self.expiring |= fresh
                     for _, _, done in batch:
                         if not done.done():
                             done.set_result(None)
-                for key, fields, _ in batch:
-                    if "done" in fields:
-                        self.expiring.discard(key)
         finally:
             self.writer = None
 
