@@ -318,7 +318,7 @@ def arrays_by_copy(
         renumber = np.cumsum(used) - 1
         codes[name] = renumber[rows[name]].astype(np.int32)
         labels[name] = [v for v, keep in zip(labels[name], used, strict=True) if keep]
-    a, b = rows["a"], rows["b"]  # int8 in the stream: int64 already
+    a, b = rows["a"], rows["b"]  # 8-byte integers in the stream: int64 already
     arrays = arrays_from_columns(
         model_a=a,
         model_b=b,

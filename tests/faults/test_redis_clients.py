@@ -65,15 +65,12 @@ def test_the_loops_client_sends_a_command_in_flight_again_after_a_restart(redis_
 
 
 def test_the_answer_streams_and_pool_leases_use_the_retrying_clients(redis_server):
-    async def loop_client(make):
-        return make()
-
     streams, pools = RedisStreams(redis_server.url), RedisState(redis_server.url)
-    clients = [
-        streams._sync_client(),
-        pools._client(),
-        asyncio.run(loop_client(lambda: streams._state().client)),
-    ]
+
+    async def loop_client():  # the writer's client belongs to a running loop
+        return streams._state().client
+
+    clients = [streams._sync_client(), pools._client(), asyncio.run(loop_client())]
     for client in clients:
         assert client.connection_pool.connection_kwargs["retry"].get_retries() == RETRIES
 
