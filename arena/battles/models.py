@@ -43,6 +43,9 @@ class Prompt(models.Model):
 class Battle(models.Model):
     class Status(models.TextChoices):
         GENERATING = "generating", "Generating"
+        # Both answers finished, but nobody has watched them to the end: resumable until its
+        # streams expire, then abandoned by the sweep.
+        WAITING = "waiting", "Waiting for its rater"
         READY = "ready", "Ready for a vote"
         VOTED = "voted", "Voted"
         VOID = "void", "Void"

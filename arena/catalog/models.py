@@ -39,6 +39,7 @@ class ModelEntry(models.Model):
     class Meta:
         ordering = ["public_name"]
         verbose_name = "model"
+        permissions = [("view_pools", "Can see the GPU pools page")]
 
     def __str__(self) -> str:
         return self.public_name

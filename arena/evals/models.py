@@ -41,6 +41,10 @@ class EvalRun(models.Model):
     class Meta:
         ordering = ["-created_at"]
         verbose_name = "evaluation run"
+        permissions = [
+            ("run_evals", "Can start and manage evaluation runs"),
+            ("view_calibration", "Can see the judge calibration report"),
+        ]
 
     def __str__(self) -> str:
         return self.name
