@@ -1,9 +1,10 @@
 """Rate limits per account and per network, counted in the cache every process shares.
 
-One set of rates (``settings.RATELIMITS``), two counters: django-ratelimit guards the allauth
-views (``limit_view``, applied in arena/urls.py) and ``check`` guards websocket actions, which
-have no request to decorate. Both count in ``settings.RATELIMIT_USE_CACHE``: with Redis every
-web process sees the same counts, and its ``INCR`` loses none when processes race.
+One set of rates (``settings.RATELIMITS``), two counters: django-ratelimit guards the sign-in,
+sign-up and password reset views, allauth's and the admin's alike (``limit_view``, applied in
+arena/urls.py), and ``check`` guards websocket actions, which have no request to decorate. Both
+count in ``settings.RATELIMIT_USE_CACHE``: with Redis every web process sees the same counts,
+and its ``INCR`` loses none when processes race.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ import ipaddress
 import math
 import re
 import time
+import unicodedata
 from collections.abc import Callable
 from dataclasses import dataclass
 from functools import wraps
@@ -202,42 +204,51 @@ async def check_websocket(action: str, scope: dict[str, Any]) -> Limited | None:
 SCOPES = ("user", "network")
 
 
-def _http_value(scope: str, request: HttpRequest) -> str | None:
+def _http_value(scope: str, request: HttpRequest, account_field: str | None) -> str | None:
     if scope == "network":
         return network_of(request_address(request))
+    if account_field is not None:
+        # Sign-in and password reset: the account is the one the form names, whoever the
+        # session is, so one account cannot be tried from many networks at once, nor from
+        # behind a session of the attacker's own. Only the field the view reads counts: a
+        # second field could otherwise name a fresh counter while the form tries the victim.
+        # NFKC and lower case, as the form and the sign-in backends fold what is typed, so a
+        # full-width or upper-case spelling of the address is the same counter.
+        typed = unicodedata.normalize("NFKC", request.POST.get(account_field, "")).strip()
+        return f"email:{typed.lower()}" if typed else None
     if request.user.is_authenticated:
         return f"account:{request.user.pk}"
-    # Signed out (sign-in, password reset): the account is the one the form names, so one
-    # account cannot be tried from many networks at once.
-    typed = request.POST.get("login") or request.POST.get("email") or ""
-    return f"email:{typed.strip().lower()}" if typed.strip() else None
+    return None
 
 
-def _http_key(scope: str) -> Callable[[str, HttpRequest], str]:
+def _http_key(scope: str, account_field: str | None) -> Callable[[str, HttpRequest], str]:
     def key(group: str, request: HttpRequest) -> str:
-        return _http_value(scope, request) or ""
+        return _http_value(scope, request, account_field) or ""
 
     return key
 
 
-def _http_rate(action: str, scope: str) -> Callable[[str, HttpRequest], str | None]:
+def _http_rate(
+    action: str, scope: str, account_field: str | None
+) -> Callable[[str, HttpRequest], str | None]:
     # Read per request, so settings changed at run time (tests) apply; None skips the check.
     def rate(group: str, request: HttpRequest) -> str | None:
-        if _http_value(scope, request) is None:
+        if _http_value(scope, request, account_field) is None:
             return None
         return settings.RATELIMITS.get(action, {}).get(scope)
 
     return rate
 
 
-def _guards(action: str) -> list[dict[str, Any]]:
+def _guards(action: str, account_field: str | None) -> list[dict[str, Any]]:
     # Network first: a flood from one network is refused before it counts against (and locks
-    # out) the accounts it names.
+    # out) the accounts it names. The group is the action's alone, not the view's: every door
+    # to one action (allauth's sign-in and the admin's) draws on the same counters.
     return [
         {
             "group": f"{action}.{scope}",
-            "key": _http_key(scope),
-            "rate": _http_rate(action, scope),
+            "key": _http_key(scope, account_field),
+            "rate": _http_rate(action, scope, account_field),
             "method": "POST",
         }
         for scope in ("network", "user")
@@ -262,18 +273,22 @@ def limited_response(request: HttpRequest) -> HttpResponse:
     return response
 
 
-def limit_view(action: str) -> Callable[[View], View]:
+def limit_view(action: str, *, account_field: str | None = None) -> Callable[[View], View]:
     """Limit POSTs to a view per account and per network; over a limit the answer is a 429,
-    logged as one line (a Ratelimited left to Django's handler would log a traceback)."""
+    logged as one line (a Ratelimited left to Django's handler would log a traceback).
+
+    ``account_field``: the POST field naming the account a signed-out form acts on (a sign-in's
+    address, a password reset's); without it the account is the signed-in user's."""
 
     def decorate(view: View) -> View:
         guarded = view
-        for guard in reversed(_guards(action)):
+        for guard in reversed(_guards(action, account_field)):
             guarded = ratelimit(**guard, block=True)(guarded)
 
         @wraps(view)
         def wrapped(request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
-            request.ratelimit_action = action  # so the 429 can say which limit, and until when
+            # So the 429 can say which limit, and until when.
+            request.ratelimit_action = (action, account_field)
             try:
                 return guarded(request, *args, **kwargs)
             except Ratelimited:
@@ -286,10 +301,11 @@ def limit_view(action: str) -> Callable[[View], View]:
 
 def http_limited(request: HttpRequest) -> Limited | None:
     """Which of our limits refused this request, if any (read without counting again)."""
-    action = getattr(request, "ratelimit_action", None)
-    if action is None:
+    limited = getattr(request, "ratelimit_action", None)
+    if limited is None:
         return None
-    for guard in _guards(action):
+    action, account_field = limited
+    for guard in _guards(action, account_field):
         usage = get_usage(request, **guard, increment=False)
         if usage is not None and usage["should_limit"]:
             scope = guard["group"].rsplit(".", 1)[1]

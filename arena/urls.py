@@ -39,14 +39,32 @@ urlpatterns = [
     ),
     path("leaderboard/<int:snapshot_id>.csv", ranking_views.leaderboard_csv, name="snapshot-csv"),
     # allauth's own paths and names, rate-limited; listed first, so they win over include().
-    path("accounts/signup/", limit_view("signup")(account_views.signup), name="account_signup"),
-    path("accounts/login/", limit_view("login")(account_views.login), name="account_login"),
+    path(
+        "accounts/signup/",
+        limit_view("signup", account_field="email")(account_views.signup),
+        name="account_signup",
+    ),
+    path(
+        "accounts/login/",
+        limit_view("login", account_field="login")(account_views.login),
+        name="account_login",
+    ),
     path(
         "accounts/password/reset/",
-        limit_view("password_reset")(account_views.password_reset),
+        limit_view("password_reset", account_field="email")(account_views.password_reset),
         name="account_reset_password",
     ),
     path("accounts/", include("allauth.urls")),
+    # The admin's sign-in is a second door to the same accounts: the same limits and the same
+    # counters as allauth's (a guess here uses up the account's allowance there too), answered
+    # with the same 429. Its form names the account in "username". Listed before admin.site.urls
+    # so these win; reverse("admin:login") still gives this path. The admin's password change
+    # checks the old password: a stolen session must not make it an unthrottled oracle.
+    path("admin/login/", limit_view("login", account_field="username")(admin.site.login)),
+    path(
+        "admin/password_change/",
+        admin.site.admin_view(limit_view("login")(admin.site.password_change), cacheable=True),
+    ),
     path("admin/", admin.site.urls),
 ]
 
