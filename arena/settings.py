@@ -247,13 +247,43 @@ if len(TERMS["VERSION"]) > 32:  # it is stored with each rater who accepts it
     raise ImproperlyConfigured("ARENA_TERMS_VERSION is longer than 32 characters.")
 
 # Compare mode: named models side by side, judged blind; never the leaderboard.
+
+
+def _compare_usd(name: str, default: str):
+    """A sum of money from the environment, as Decimal (never float): refused when unreadable
+    or negative, so a typo cannot lift the limit."""
+    from decimal import Decimal, InvalidOperation
+
+    raw = env.str(name, default=default)
+    try:
+        value = Decimal(raw)
+    except InvalidOperation:
+        raise ImproperlyConfigured(f"{name} must be an amount in USD, not {raw!r}.") from None
+    if not value.is_finite() or value < 0:
+        raise ImproperlyConfigured(f"{name} must be an amount of 0 or more, not {raw!r}.")
+    return value
+
+
 COMPARE = {
-    "ACCESS": env.str("COMPARE_ACCESS", default="staff"),  # or "team": the use_compare permission
+    # Who may use compare mode, always with the arena.use_compare permission (superusers have
+    # every permission): "staff" (staff accounts given it) or "team" (any account given it).
+    "ACCESS": env.str("COMPARE_ACCESS", default="staff"),
     "JUDGE_MODEL": env.str("COMPARE_JUDGE_MODEL", default="Mock Judge"),  # a public name
+    # More public names that may judge though not active in battles (judges usually are not);
+    # any other inactive model is refused as a judge.
+    "JUDGES": env.list("COMPARE_JUDGES", default=[]),
     "JUDGE_TERMS": env.list("COMPARE_JUDGE_TERMS", default=[]),  # more names to mask
     "JUDGE_SAME_FAMILY": env.bool("COMPARE_JUDGE_SAME_FAMILY", default=False),
     "RUN_DEADLINE_S": env.float("COMPARE_RUN_DEADLINE_S", default=120.0),
     "PRIORITY": env.int("COMPARE_PRIORITY", default=8),  # after arena traffic (6)
+    # Spend, per user: what their runs may cost in a day (the site's time zone), known and
+    # estimated costs and the estimate of runs still going (arena.compare.spend)...
+    "DAILY_BUDGET_USD": _compare_usd("COMPARE_DAILY_BUDGET_USD", "10"),
+    # ...how many of their runs may be queued, running or judging at once...
+    "MAX_CONCURRENT_RUNS": env.int("COMPARE_MAX_CONCURRENT_RUNS", default=2),
+    # ...and the most output tokens a model may be asked for when its backend settings name no
+    # "max_tokens" of its own (its own, where set, is its limit).
+    "MAX_TOKENS": env.int("COMPARE_MAX_TOKENS", default=8192),
 }
 
 # Evaluation runs: the lowest priority of all generation (arena 6, compare 8).

@@ -8,16 +8,19 @@ from django.core.exceptions import ValidationError
 from accounts.models import User
 from arena.catalog.costs import cost_display
 from arena.catalog.models import ModelEntry
+from arena.compare.access import judges_allowed, sees_every_run
 from arena.compare.models import CompareRun
 from arena.compare.services import MAX_MODELS, PARAMS, default_judge
+from arena.compare.spend import spend_summary
 
 ENDED = {CompareRun.Status.DONE, CompareRun.Status.FAILED, CompareRun.Status.CANCELLED}
 
 
 def run_for(*, run_id: object, user: User) -> CompareRun | None:
-    """The run, if this user may see it: their own, or any for staff."""
+    """The run, if this user may see it: their own, or any with the view_comparerun
+    permission."""
     runs = CompareRun.objects.select_related("judge", "previous")
-    if not user.is_staff:
+    if not sees_every_run(user=user):
         runs = runs.filter(user=user)
     try:
         return runs.filter(pk=run_id).first()
@@ -51,12 +54,13 @@ def run_progress(*, run_id: object) -> tuple[str, list[dict]]:
     return run.status, answers
 
 
-def form_choices() -> dict:
+def form_choices(*, user: User) -> dict:
     return {
         "models": ModelEntry.objects.filter(active=True).order_by("public_name"),
-        "judges": ModelEntry.objects.order_by("public_name"),
+        "judges": judges_allowed().order_by("public_name"),
         "max_models": MAX_MODELS,
         "param_names": PARAMS,
+        "spend": spend_summary(user=user),
     }
 
 
@@ -84,33 +88,46 @@ def form_defaults(*, previous_id: object, user: User) -> dict:
             model_ids=list(previous.answers.order_by("slot").values_list("model_id", flat=True)),
             params=previous.params,
             judge_id=previous.judge_id,
-            previous=str(previous.pk),
+            # Someone else's run (seen with view_comparerun) fills the form but is not linked:
+            # a run's "previous" is one of its owner's own.
+            previous=str(previous.pk) if previous.user_id == user.pk else "",
         )
     return form
 
 
-def form_from_post(post) -> dict:
-    def number(name: str) -> int | None:
-        try:
-            return int(post.get(name, ""))
-        except ValueError:
-            return None
-
+def form_from_post(post) -> tuple[dict, str]:
+    """The form as typed, to show again on a refusal (the seed as typed, ids as numbers), and
+    the first field that could not be read ("" when none): the view refuses that itself,
+    rather than quietly dropping a model or the judge."""
+    problem = ""
     model_ids = []
     for raw in post.getlist("models"):
         try:
             model_ids.append(int(raw))
         except ValueError:
-            continue
-    return {
+            problem = problem or "A model picked is not one of the listed: pick from the list."
+    judge_id = None
+    if judge_raw := post.get("judge", "").strip():
+        try:
+            judge_id = int(judge_raw)
+        except ValueError:
+            problem = problem or "The judge is not one of the listed: pick one, or No judge."
+    seed = post.get("seed", "").strip()
+    if seed:
+        try:
+            int(seed)
+        except ValueError:
+            problem = problem or "The seed must be a whole number, or empty for a random one."
+    form = {
         "prompt": post.get("prompt", ""),
         "system_prompt": post.get("system_prompt", ""),
         "model_ids": model_ids,
         "params": {name: post.get(name, "") for name in PARAMS},
-        "judge_id": number("judge"),
-        "seed": number("seed"),
+        "judge_id": judge_id,
+        "seed": seed,
         "previous": post.get("previous", ""),
     }
+    return form, problem
 
 
 def history(*, user: User) -> list[dict]:

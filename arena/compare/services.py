@@ -24,8 +24,17 @@ from arena.battles.prompts import prompt_clean_text
 from arena.catalog import costs
 from arena.catalog.models import ModelEntry
 from arena.compare import judge
+from arena.compare.access import (
+    FORBIDDEN,
+    ID_MAX,
+    compare_allowed,
+    is_id,
+    judges_allowed,
+    previous_own,
+)
 from arena.compare.judging import judge_run
 from arena.compare.models import CompareAnswer, CompareRun, Rubric
+from arena.compare.spend import spend_check
 from arena.core.errors import ServiceError
 from arena.core.models import model_update
 from arena.generation.dispatch import in_background
@@ -34,15 +43,6 @@ from arena.generation.streams import answer_streams
 
 PARAMS = ("temperature", "top_p", "max_tokens")
 MIN_MODELS, MAX_MODELS = 2, 8
-
-
-def compare_allowed(*, user: User) -> bool:
-    """Staff, or (COMPARE["ACCESS"] = "team") anyone with the use_compare permission."""
-    if not user.is_authenticated:
-        return False
-    if user.is_staff:
-        return True
-    return settings.COMPARE["ACCESS"] == "team" and user.has_perm("arena.use_compare")
 
 
 def _params(raw: dict) -> dict:
@@ -57,7 +57,8 @@ def _params(raw: dict) -> dict:
             number = int(value) if name == "max_tokens" else float(value)
         except (TypeError, ValueError):
             raise ServiceError("bad_param", f"{name!r} must be a number.") from None
-        low, high = {"temperature": (0, 2), "top_p": (0, 1), "max_tokens": (1, 100_000)}[name]
+        # max_tokens' real ceiling is each model's own limit (spend.token_limit).
+        low, high = {"temperature": (0, 2), "top_p": (0, 1), "max_tokens": (1, ID_MAX)}[name]
         if not low <= number <= high:
             raise ServiceError("bad_param", f"{name!r} must be between {low} and {high}.")
         out[name] = number
@@ -78,17 +79,31 @@ def compare_start(
     previous_id: object = None,
 ) -> CompareRun:
     """A run checked and saved, queued; the caller runs it (``compare_execute``), through a
-    task (the page) or in its own process (the command)."""
+    task (the page) or in its own process (the command). Refused past the user's spend
+    limits (``spend``)."""
     if not compare_allowed(user=user):
-        raise ServiceError("forbidden", "Compare mode is for staff and teams given access.")
+        raise ServiceError("forbidden", FORBIDDEN)
+    # The user's row lock: their runs start one at a time, so the runs-at-once cap and the
+    # daily budget are counted against what the last one left.
+    User.objects.select_for_update().filter(pk=user.pk).first()
     text = prompt_clean_text(prompt)
+    system_prompt = str(system_prompt or "").strip()
+    if len(system_prompt) > settings.ARENA["PROMPT_MAX_CHARS"]:
+        raise ServiceError(
+            "prompt_too_long",
+            f"The system prompt is {len(system_prompt):,} characters; the limit is "
+            f"{settings.ARENA['PROMPT_MAX_CHARS']:,}.",
+        )
+    if seed is not None and not (isinstance(seed, int) and -ID_MAX <= seed <= ID_MAX):
+        raise ServiceError("bad_seed", "The seed must be a whole number of at most 18 digits.")
+    previous = previous_own(previous_id=previous_id, user=user)
     if len(set(model_ids)) != len(model_ids):
         raise ServiceError("duplicate_model", "Each model may fill one slot only.")
     if not MIN_MODELS <= len(model_ids) <= MAX_MODELS:
         raise ServiceError(
             "model_count", f"Pick {MIN_MODELS} to {MAX_MODELS} models; {len(model_ids)} given."
         )
-    models = ModelEntry.objects.in_bulk(model_ids)
+    models = ModelEntry.objects.in_bulk([pk for pk in model_ids if is_id(pk)])
     missing = [pk for pk in model_ids if pk not in models or not models[pk].active]
     if missing:
         raise ServiceError("unknown_model", f"No active model with id {missing[0]}.")
@@ -110,21 +125,32 @@ def compare_start(
         raise ServiceError("bad_rubric", str(exc)) from None
     judge_model = None
     if judge_id is not None:
-        # Any configured model may judge, active in battles or not.
-        judge_model = ModelEntry.objects.filter(pk=judge_id).first()
+        judge_model = judges_allowed().filter(pk=judge_id).first() if is_id(judge_id) else None
         if judge_model is None:
-            raise ServiceError("unknown_model", f"No judge model with id {judge_id}.")
+            raise ServiceError(
+                "unknown_judge",
+                f"Model {judge_id} may not judge: pick an active model or a configured judge.",
+            )
+    spend_check(
+        user=user,
+        prompt=text,
+        system_prompt=system_prompt,
+        max_tokens=params.get("max_tokens"),
+        models=chosen,
+        judge_model=judge_model,
+        criteria=len(criteria) if judge_model else 0,
+    )
     seed = seed if seed is not None else random.SystemRandom().randrange(2**31)
     run = CompareRun.objects.create(
         user=user,
         prompt=text,
-        system_prompt=str(system_prompt or "").strip(),
+        system_prompt=system_prompt,
         params=params,
         seed=seed,
         deadline_s=settings.COMPARE["RUN_DEADLINE_S"],
         judge=judge_model,
         rubric=judge.rubric_as_data(criteria),
-        previous_id=previous_id,
+        previous_id=previous,
     )
     labels = judge.labels_for(len(chosen), seed=seed)
     CompareAnswer.objects.bulk_create(

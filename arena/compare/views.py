@@ -29,7 +29,7 @@ EXPORTS = {
 
 def _allowed(request: HttpRequest) -> None:
     if not services.compare_allowed(user=request.user):
-        raise PermissionDenied("Compare mode is for staff and teams given access.")
+        raise PermissionDenied(services.FORBIDDEN)
 
 
 def _run_of(request: HttpRequest, run_id: object) -> CompareRun:
@@ -46,8 +46,10 @@ def compare_page(request: HttpRequest) -> HttpResponse:
     error = ""
     form = selectors.form_defaults(previous_id=request.GET.get("from"), user=request.user)
     if request.method == "POST":
-        form = selectors.form_from_post(request.POST)
+        form, error = selectors.form_from_post(request.POST)
         try:
+            if error:
+                raise ServiceError("bad_form", error)
             run = services.compare_start(
                 user=request.user,
                 prompt=form["prompt"],
@@ -55,15 +57,17 @@ def compare_page(request: HttpRequest) -> HttpResponse:
                 system_prompt=form["system_prompt"],
                 params=form["params"],
                 judge_id=form["judge_id"],
-                seed=form["seed"],
+                seed=int(form["seed"]) if form["seed"] else None,
                 previous_id=form["previous"] or None,
             )
         except ServiceError as exc:
             error = exc.message
+            if exc.code == "unknown_previous":
+                form["previous"] = ""  # so the next submit is not refused for it again
         else:
             services.compare_enqueue(run_id=run.pk)
             return redirect("compare-run", run_id=run.pk)
-    context = {**selectors.form_choices(), "form": form, "error": error}
+    context = {**selectors.form_choices(user=request.user), "form": form, "error": error}
     return render(request, "compare/form.html", context, status=400 if error else 200)
 
 
@@ -114,7 +118,7 @@ async def run_events(request: HttpRequest, run_id: str) -> StreamingHttpResponse
     the judge's verdict ("run"). No pacing: compare mode is not blind."""
     user = await request.auser()
     if not user.is_authenticated or not await sync_to_async(services.compare_allowed)(user=user):
-        raise PermissionDenied("Compare mode is for staff and teams given access.")
+        raise PermissionDenied(services.FORBIDDEN)
     run = await sync_to_async(selectors.run_for)(run_id=run_id, user=user)
     if run is None:
         raise Http404("No such compare run.")

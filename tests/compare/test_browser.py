@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+from django.contrib.auth.models import Permission
 
 from arena.compare.models import CompareRun
 from tests.helpers import make_judge, make_model, make_two_models, make_user, sign_in
@@ -17,7 +18,8 @@ def test_a_four_model_run_streams_judges_and_shows_the_failing_pane(asgi_server,
         "Broken Heron", "bh-1", vendor="Herons", misbehaviour="error_midstream", answer_tokens=60
     )
     make_judge()
-    make_user("lead@example.com", is_staff=True)
+    lead = make_user("lead@example.com", is_staff=True)
+    lead.user_permissions.add(Permission.objects.get(codename="use_compare"))
     page = browser_page
     sign_in(page, asgi_server, "lead@example.com")
     page.goto(asgi_server + "/compare/")
