@@ -16,6 +16,8 @@ from arena.core.errors import ServiceError
 from arena.evals import exports, selectors, services
 from arena.evals.models import EvalRun
 
+RUN_EVALS = "arena.run_evals"
+
 
 class EvalRunForm(forms.ModelForm):
     """A new run: curated prompts chosen by category / language (or an uploaded JSONL of
@@ -138,6 +140,18 @@ class EvalRunAdmin(admin.ModelAdmin):
     def save_related(self, request, form, formsets, change: bool) -> None:
         if change:  # a new run's models were set by eval_create
             super().save_related(request, form, formsets, change)
+
+    # Starting a run spends money on every contestant and the judge, and changing one publishes
+    # it: both take the named permission; the model's generic add and change ones are not
+    # enough. Reading runs takes the generic view permission or the named one.
+    def has_add_permission(self, request: HttpRequest) -> bool:
+        return request.user.has_perm(RUN_EVALS)
+
+    def has_change_permission(self, request: HttpRequest, obj: object = None) -> bool:
+        return request.user.has_perm(RUN_EVALS)
+
+    def has_view_permission(self, request: HttpRequest, obj: object = None) -> bool:
+        return request.user.has_perm(RUN_EVALS) or super().has_view_permission(request, obj)
 
     def has_delete_permission(self, request: HttpRequest, obj: object = None) -> bool:
         return False

@@ -12,6 +12,7 @@ from pathlib import Path
 from asgiref.sync import async_to_sync
 from django.db import transaction
 
+from accounts.groups import group_ensure
 from accounts.models import User
 from accounts.services import user_ensure
 from arena.battles.prompt_files import ImportReport
@@ -72,6 +73,18 @@ SIMULATED_VOTES = 4000
 DEMO_JUDGE = "Mock Judge"  # COMPARE_JUDGE_MODEL's default
 RATER_EMAIL = "rater@demo.arena"
 ADMIN_EMAIL = "admin@demo.arena"
+# What running the arena takes beyond the admin's model pages, each its own permission (the
+# staff flag grants none of them): compare mode and evaluation runs spend money on model calls,
+# calibration and the pools page show the judge's and the backends' inner figures. Staff who
+# operate the arena join this group; the demo admin, a superuser who holds them all anyway,
+# is put in it too so the group is seen in use and still works if the superuser flag is cleared.
+OPERATORS_GROUP = "Arena operators"
+OPERATOR_PERMISSIONS = (
+    "arena.use_compare",
+    "arena.run_evals",
+    "arena.view_calibration",
+    "arena.view_pools",
+)
 
 
 @dataclass(frozen=True)
@@ -174,9 +187,16 @@ def demo_seed(*, mock_replicas: list[str] | None = None) -> DemoSeed:
         active=False,
     )
     report = prompts_import(data=PROMPTS_FILE.read_bytes(), filename=PROMPTS_FILE.name)
+    rater_password = _user(RATER_EMAIL, admin=False)
+    admin_password = _user(ADMIN_EMAIL, admin=True)
+    group_ensure(
+        name=OPERATORS_GROUP,
+        permissions=OPERATOR_PERMISSIONS,
+        members=[User.objects.get(email=ADMIN_EMAIL)],
+    )
     return DemoSeed(
-        rater_password=_user(RATER_EMAIL, admin=False),
-        admin_password=_user(ADMIN_EMAIL, admin=True),
+        rater_password=rater_password,
+        admin_password=admin_password,
         prompts=report,
         models=len(DEMO_MODELS),
         simulated_votes=votes_simulate(n=SIMULATED_VOTES, strengths=SIMULATED_STRENGTHS),
