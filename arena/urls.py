@@ -54,12 +54,24 @@ urlpatterns = [
         limit_view("password_reset", account_field="email")(account_views.password_reset),
         name="account_reset_password",
     ),
+    # A signed-in session's password checks: a stolen session must not make them an
+    # unthrottled oracle for the password (allauth's own limits allow several a minute).
+    path(
+        "accounts/password/change/",
+        limit_view("login")(account_views.password_change),
+        name="account_change_password",
+    ),
+    path(
+        "accounts/reauthenticate/",
+        limit_view("login")(account_views.reauthenticate),
+        name="account_reauthenticate",
+    ),
     path("accounts/", include("allauth.urls")),
     # The admin's sign-in is a second door to the same accounts: the same limits and the same
     # counters as allauth's (a guess here uses up the account's allowance there too), answered
     # with the same 429. Its form names the account in "username". Listed before admin.site.urls
     # so these win; reverse("admin:login") still gives this path. The admin's password change
-    # checks the old password: a stolen session must not make it an unthrottled oracle.
+    # checks the old password, as allauth's does.
     path("admin/login/", limit_view("login", account_field="username")(admin.site.login)),
     path(
         "admin/password_change/",

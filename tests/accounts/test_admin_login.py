@@ -140,27 +140,41 @@ def test_other_spellings_a_decoy_field_or_a_session_do_not_give_the_account_fres
     assert client.session.get("_auth_user_id") == str(attacker.pk)
 
 
-def test_the_admins_password_change_is_no_unthrottled_oracle_for_a_stolen_session(db, limits):
+NEW_PASSWORD = "a-brand-new-long-passphrase"
+
+
+@pytest.mark.parametrize(
+    ("path", "fields"),
+    [
+        ("/admin/password_change/",
+         lambda old: {"old_password": old, "new_password1": NEW_PASSWORD,
+                      "new_password2": NEW_PASSWORD}),
+        ("/accounts/password/change/",
+         lambda old: {"oldpassword": old, "password1": NEW_PASSWORD, "password2": NEW_PASSWORD}),
+        ("/accounts/reauthenticate/", lambda old: {"password": old}),
+    ],
+    ids=["admin password change", "password change", "reauthenticate"],
+)  # fmt: skip
+def test_a_stolen_sessions_password_checks_are_no_unthrottled_oracle(db, limits, path, fields):
     limits(login={"user": "2/h", "network": "100/h"})
     staff = unique_staff()
     client = Client()
     client.force_login(staff)
 
-    def change(old: str):
-        new = "a-brand-new-long-passphrase"
-        return client.post(
-            "/admin/password_change/",
-            {"old_password": old, "new_password1": new, "new_password2": new},
-            REMOTE_ADDR="198.51.100.1",
-        )
+    def check(password: str):
+        return client.post(path, fields(password), REMOTE_ADDR="198.51.100.1")
 
-    assert change("wrong-1").status_code == 200
-    assert change("wrong-2").status_code == 200
-    assert_refused(change(PASSWORD), "Too many sign-in attempts for this account.")
+    assert check("wrong-1").status_code == 200
+    assert check("wrong-2").status_code == 200
+    assert_refused(check(PASSWORD), "Too many sign-in attempts for this account.")
     staff.refresh_from_db()
     assert staff.check_password(PASSWORD)
-    # Still the admin's page: a signed-out visitor is sent to the sign-in, not shown the form.
-    assert Client().get("/admin/password_change/").status_code == 302
+    # Below the limit the right password still does what it did (another account's counter).
+    other = unique_staff()
+    client.force_login(other)
+    assert check(PASSWORD).status_code == 302
+    # Still behind its own gate, as before it was wrapped: the signed-out are sent to sign in.
+    assert Client().get(path).status_code == 302
 
 
 def test_a_password_reset_counts_the_address_the_form_sends_to_not_a_decoy(db, limits):
