@@ -233,6 +233,20 @@ ARENA = {
     "TURN_DEADLINE_S": env.float("ARENA_TURN_DEADLINE_S", default=180.0),
 }
 
+# Backends: where keys may be read from and which addresses models may be served from. Whoever
+# may edit a model chooses its settings, so these are the operator's, in the environment.
+# Keys: variables whose names start with one of these (the server's own settings never
+# qualify), and files inside these folders (arena.backends.secrets).
+ARENA_SECRET_ENV_PREFIXES = env.list(
+    "ARENA_SECRET_ENV_PREFIXES",
+    default=["ARENA_KEY_", "OPENAI_API_KEY", "ANTHROPIC_API_KEY", "GEMINI_API_KEY"],
+)
+ARENA_SECRET_DIRS = env.list("ARENA_SECRET_DIRS", default=["/run/secrets"])
+# Host names (".example" for every name under it), addresses and networks a model's URLs may
+# reach beyond the public internet: loopback, private, link-local and metadata addresses are
+# refused otherwise (arena.backends.outbound), e.g. "127.0.0.1,localhost,10.0.0.0/8".
+ARENA_BACKEND_ALLOW_HOSTS = env.list("ARENA_BACKEND_ALLOW_HOSTS", default=[])
+
 # What a rater accepts once before their first battle (empty TEXT: nothing to accept). A new
 # VERSION asks every rater to accept again.
 TERMS = {
@@ -372,6 +386,8 @@ _RATELIMIT_DEFAULTS = {
     "battle_start": {"user": "30/m", "network": "120/m"},
     "follow_up": {"user": "30/m", "network": "120/m"},
     "vote": {"user": "30/m", "network": "120/m"},
+    # Each stop is a database write; a page stops a battle once. Resume counts as a follow-up.
+    "battle_stop": {"user": "30/m", "network": "120/m"},
     # Compare mode does not exist yet; its limit is here so it is guarded from day one.
     "compare_run": {"user": "10/m", "network": "40/m"},
     "signup": {"network": "10/h"},

@@ -27,6 +27,8 @@ sys.path.insert(0, str(ROOT))
 from bench.common import percentile, stop  # noqa: E402
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "arena.settings")
+# Its mock servers listen on loopback, which backends refuse unless an operator allows it.
+os.environ.setdefault("ARENA_BACKEND_ALLOW_HOSTS", "127.0.0.1,localhost")
 
 
 def body(i: int) -> dict:

@@ -25,6 +25,7 @@ from django.test import Client
 from accounts.models import User
 from arena.catalog.models import ModelEntry
 from arena.devtools.processes import CeleryProcess, DaphneServer
+from tests.backends.vendors import TEST_ALLOW_HOSTS, TEST_SECRET_ENV_PREFIXES
 from tests.helpers import (
     FAST_PASSWORD_HASHERS,
     ROOT,
@@ -234,3 +235,12 @@ def browser_page():
                 print("browser console:", *console, sep="\n  ")
             browser.close()
             os.environ.pop("DJANGO_ALLOW_ASYNC_UNSAFE", None)
+
+
+@pytest.fixture(autouse=True)
+def _backends_reach_test_servers(settings):
+    """Test servers listen on loopback, which backends refuse unless allowed, and tests name
+    key variables of their own: both allowed here as an operator would allow theirs (server
+    and worker subprocesses get the same through helpers.subprocess_env)."""
+    settings.ARENA_BACKEND_ALLOW_HOSTS = list(TEST_ALLOW_HOSTS)
+    settings.ARENA_SECRET_ENV_PREFIXES = list(TEST_SECRET_ENV_PREFIXES)

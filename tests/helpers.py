@@ -31,7 +31,7 @@ from arena.catalog.models import ModelEntry
 from arena.core.text import estimate_tokens
 from arena.devtools.fixture_server import FixtureServer, stream_fixture
 from arena.generation.runner import StreamResult, discard, stream_answer
-from tests.backends.vendors import VENDORS
+from tests.backends.vendors import BACKEND_TEST_ENV, VENDORS
 
 ROOT = Path(__file__).resolve().parent.parent
 PASSWORD = "correct-horse-battery-staple"
@@ -377,6 +377,7 @@ def subprocess_env() -> dict[str, str]:
     env["CACHE_KEY_PREFIX"] = SESSION_RATELIMIT_PREFIX
     env["PASSWORD_HASHERS"] = ",".join(FAST_PASSWORD_HASHERS)
     env.setdefault("PYTHONUNBUFFERED", "1")
+    env.update(BACKEND_TEST_ENV)  # test servers on loopback, the keys tests set: allowed
     return env
 
 

@@ -11,8 +11,8 @@ from django.urls import URLPattern, path
 
 from arena.admin.common import set_active_actions
 from arena.admin.pools import pools_view
-from arena.backends.http import secret_problems
 from arena.backends.schema import settings_help, settings_problems
+from arena.backends.secrets import redacted, secret_problems
 from arena.catalog import services as catalog_services
 from arena.catalog.models import ModelEntry, ModelPrice
 from arena.core.text import text_clean
@@ -47,6 +47,16 @@ class SettingsJSONField(forms.JSONField):
         return shown
 
 
+class BackendSettingsField(SettingsJSONField):
+    """Backend settings as the form shows them: a key an older row (or a refused submission)
+    holds is never sent back to the page; saving it replaced is refused until it is fixed."""
+
+    def prepare_value(self, value):
+        if isinstance(value, dict | list):
+            value = redacted(value)
+        return super().prepare_value(value)
+
+
 def _settings_problems(value: object, depth: int = 0) -> list[str]:
     """NUL characters and lone surrogates (PostgreSQL stores no such JSON) and nesting past
     the limit."""
@@ -75,7 +85,7 @@ class ModelEntryForm(forms.ModelForm):
     class Meta:
         model = ModelEntry
         field_classes = {
-            "backend_settings": SettingsJSONField,
+            "backend_settings": BackendSettingsField,
             "supported_params": SettingsJSONField,
         }
         fields = (

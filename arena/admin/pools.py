@@ -7,6 +7,7 @@ from django.core.exceptions import PermissionDenied
 from django.http import HttpRequest, HttpResponse
 from django.template.response import TemplateResponse
 
+from arena.backends.outbound import shown_url
 from arena.generation.selectors import model_pools
 
 DEFAULT_VOTES_PER_DAY = 1000
@@ -26,7 +27,11 @@ def pools_view(request: HttpRequest) -> HttpResponse:
         {
             "model": pool.model,
             "queue": pool.queue,
-            "rows": [(r, r.replica_hours_per_day(votes_per_day)) for r in pool.replicas],
+            # Shown without any credential an older row's URL may carry.
+            "rows": [
+                (r, r.replica_hours_per_day(votes_per_day), shown_url(r.replica))
+                for r in pool.replicas
+            ],
         }
         for pool in model_pools()
     ]

@@ -21,7 +21,7 @@ from arena.backends.base import (
     StreamError,
     TextDelta,
 )
-from arena.backends.errors import classify_payload
+from arena.backends.errors import classify_payload, upstream_text
 from arena.backends.http import HTTPBackend, json_object, sse_events
 
 DEFAULT_BASE_URL = "https://api.anthropic.com/v1"
@@ -149,9 +149,6 @@ def _finished(
 
 
 def _stream_error(error: object) -> StreamError:
-    name = str(error.get("type") or "api_error") if isinstance(error, dict) else "error"
-    message = str(error.get("message") or name) if isinstance(error, dict) else str(error)
-    return StreamError(
-        classify_payload(error if isinstance(error, dict) else {"message": message}),
-        f"The backend failed mid-stream: {name}: {message}"[:300],
-    )
+    payload = error if isinstance(error, dict) else {"message": str(error)}
+    kind = classify_payload(payload)
+    return StreamError(kind, f"The backend failed mid-stream: {upstream_text(kind, payload)}")

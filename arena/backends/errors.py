@@ -11,6 +11,7 @@ import re
 import httpx
 
 from arena.backends.base import ErrorKind, StreamError
+from arena.backends.outbound import refused_cause
 
 # Wording servers use for a prompt longer than the model's window (vLLM, llama.cpp, TGI,
 # OpenAI, Anthropic), whatever status they send it with.
@@ -79,33 +80,73 @@ def retry_after_s(headers: httpx.Headers) -> float | None:
         return None
 
 
-def _error_text(body: str, limit: int = 300) -> str:
-    """A short, secret-free message from an error body (vendors put the reason in JSON)."""
+# What each kind of failure is called when an upstream error is reported. The upstream's own
+# wording is never passed on: a server that is not a model (Redis, an internal API) answers
+# with text of its own, and any server may echo a key or a prompt.
+_DESCRIPTIONS: dict[str, str] = {
+    "auth": "the backend refused the credentials",
+    "rate_limited": "the backend is limiting requests",
+    "timeout": "the backend timed out",
+    "context_length": "the prompt is longer than the model's context window",
+    "content_filter": "the backend's content filter blocked the request",
+    "refused": "the model refused to answer",
+    "bad_request": "the backend refused the request",
+    "protocol": "the backend answered in a form that could not be read",
+    "server": "the backend failed",
+}
+# An error's type or code is passed on when it is a plain identifier (model_not_found,
+# RESOURCE_EXHAUSTED, overloaded_error): short, useful to an operator and unable to carry text.
+_IDENTIFIER = re.compile(r"^[A-Za-z][A-Za-z0-9_.\-]{0,47}$")
+
+
+def safe_code(value: object) -> str:
+    """``value`` when it is a plain identifier, else ""."""
+    return value if isinstance(value, str) and _IDENTIFIER.match(value) else ""
+
+
+def upstream_text(kind: str, error: object = None) -> str:
+    """A short, classified message for an upstream error: what kind it is, and its type or
+    code when that is a plain identifier; never the upstream's free text."""
+    text = _DESCRIPTIONS.get(kind, "the backend failed")
+    code = ""
+    if isinstance(error, dict):
+        code = next((c for f in ("type", "code", "status") if (c := safe_code(error.get(f)))), "")
+    return f"{text} ({code})" if code else text
+
+
+def _error_object(body: str) -> object:
+    """The error object of a vendor's error body, or None."""
     try:
         data = json.loads(body)
     except ValueError:
-        return body.strip()[:limit]
+        return None
     if isinstance(data, list) and data:
         data = data[0]
     if isinstance(data, dict):
-        err = data.get("error", data)
-        if isinstance(err, dict):
-            return str(err.get("message") or err.get("type") or err)[:limit]
-        return str(err)[:limit]
-    return str(data)[:limit]
+        return data.get("error", data)
+    return None
+
+
+def http_message(status: int, kind: str, body: str, wait: float | None) -> str:
+    message = f"HTTP {status}: {upstream_text(kind, _error_object(body))}"
+    if kind == "rate_limited" and wait is not None:
+        message += f" (retry after {wait:g} s)"
+    return message
 
 
 async def http_error(response: httpx.Response) -> StreamError:
     body = (await response.aread()).decode("utf-8", "replace")
     kind = classify_status(response.status_code, body)
-    message = f"HTTP {response.status_code}: {_error_text(body)}"
     wait = retry_after_s(response.headers)
-    if kind == "rate_limited" and wait is not None:
-        message += f" (retry after {wait:g} s)"
-    return StreamError(kind, message, retry_after_s=wait)
+    return StreamError(
+        kind, http_message(response.status_code, kind, body, wait), retry_after_s=wait
+    )
 
 
 def transport_error(exc: Exception) -> StreamError:
+    if refused := refused_cause(exc):
+        # The operator's rule, not the replica's fault: never retried or counted against it.
+        return StreamError("bad_request", str(refused))
     if isinstance(exc, httpx.TimeoutException):
         return StreamError("timeout", f"The backend did not answer in time ({type(exc).__name__}).")
     if isinstance(exc, httpx.RemoteProtocolError):

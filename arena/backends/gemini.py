@@ -23,7 +23,7 @@ from arena.backends.base import (
     StreamError,
     TextDelta,
 )
-from arena.backends.errors import classify_payload
+from arena.backends.errors import classify_payload, safe_code, upstream_text
 from arena.backends.http import HTTPBackend, json_object, sse_events
 
 DEFAULT_BASE_URL = "https://generativelanguage.googleapis.com/v1beta"
@@ -90,7 +90,8 @@ class GeminiBackend(HTTPBackend):
             usage = chunk.get("usageMetadata") or usage
             blocked = (chunk.get("promptFeedback") or {}).get("blockReason")
             if blocked:
-                yield StreamError("content_filter", f"The prompt was blocked ({blocked}).")
+                named = safe_code(blocked) or "no reason given"
+                yield StreamError("content_filter", f"The prompt was blocked ({named}).")
                 return
             candidates = chunk.get("candidates") or []
             if not candidates:
@@ -141,12 +142,6 @@ def _finished(reason: str, usage: dict, request_id: str | None) -> Event:
 
 
 def _chunk_error(error: object) -> StreamError:
-    message = (
-        str(error.get("message") or error.get("status") or "error")
-        if isinstance(error, dict)
-        else str(error)
-    )
-    return StreamError(
-        classify_payload(error if isinstance(error, dict) else {"message": message}),
-        f"The backend failed mid-stream: {message}"[:300],
-    )
+    payload = error if isinstance(error, dict) else {"message": str(error)}
+    kind = classify_payload(payload)
+    return StreamError(kind, f"The backend failed mid-stream: {upstream_text(kind, payload)}")

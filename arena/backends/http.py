@@ -7,12 +7,9 @@ import asyncio
 import dataclasses
 import functools
 import json
-import os
-import re
 import ssl
 import weakref
 from collections.abc import AsyncIterator, Callable
-from pathlib import Path
 
 import httpx
 
@@ -25,7 +22,20 @@ from arena.backends.base import (
     StreamError,
     TextDelta,
 )
-from arena.backends.errors import classify_payload, http_error, transport_error
+from arena.backends.errors import (
+    classify_payload,
+    http_error,
+    http_message,
+    transport_error,
+    upstream_text,
+)
+from arena.backends.outbound import GuardedAsyncTransport, url_problems
+from arena.backends.secrets import (  # noqa: F401  (the names other modules import from here)
+    SecretMissing,
+    header_problems,
+    secret,
+    secret_problems,
+)
 
 DEFAULT_TIMEOUT_S = 60.0
 _clients: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, httpx.AsyncClient] = (
@@ -45,11 +55,13 @@ def shared_client() -> httpx.AsyncClient:
     loop = asyncio.get_running_loop()
     client = _clients.get(loop)
     if client is None or client.is_closed:
+        limits = httpx.Limits(max_connections=200, max_keepalive_connections=50)
         client = httpx.AsyncClient(
             timeout=httpx.Timeout(DEFAULT_TIMEOUT_S, connect=10.0),
-            limits=httpx.Limits(max_connections=200, max_keepalive_connections=50),
+            # Every connection's address is checked (outbound); a redirect would take the key
+            # to a host nobody chose.
+            transport=GuardedAsyncTransport(verify=_tls(), limits=limits),
             follow_redirects=False,
-            verify=_tls(),
         )
         _clients[loop] = client
     return client
@@ -57,75 +69,11 @@ def shared_client() -> httpx.AsyncClient:
 
 def fresh_client() -> httpx.AsyncClient:
     """A client of its own, with no pooled connection: for a retry that must not reuse one."""
-    return httpx.AsyncClient(timeout=httpx.Timeout(DEFAULT_TIMEOUT_S, connect=10.0), verify=_tls())
-
-
-class SecretMissing(Exception):
-    pass
-
-
-def secret(settings: dict, name: str = "api_key") -> str | None:
-    """A credential named by ``<name>_env`` (environment) or ``<name>_file`` (a secret file).
-
-    Keys never live in the database; settings only say where to find them.
-    """
-    env_name = settings.get(f"{name}_env")
-    if env_name:
-        value = os.environ.get(env_name)
-        if not value:
-            raise SecretMissing(f"The environment variable {env_name} is not set.")
-        return value.strip()
-    file_name = settings.get(f"{name}_file")
-    if file_name:
-        try:
-            return Path(file_name).read_text().strip()
-        except OSError:
-            raise SecretMissing(f"The secret file {file_name} cannot be read.") from None
-    return None
-
-
-_SECRET_WORDS = frozenset(
-    {"key", "apikey", "token", "secret", "password", "passwd", "authorization", "credential"}
-)
-_REFERENCE_SUFFIXES = ("_env", "_file")
-_ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
-
-
-def _names_a_secret(name: str) -> bool:
-    """True for api_key, apiKey, access_token, client-secret...; not for answer_tokens."""
-    # Whole words only, so length settings like max_tokens or tokens_per_s stay allowed.
-    spaced = re.sub(r"(?<=[a-z0-9])(?=[A-Z])", "_", name).lower()
-    return bool(_SECRET_WORDS.intersection(re.split(r"[^a-z0-9]+", spaced)))
-
-
-def secret_problems(value: object, where: str = "") -> list[str]:
-    """What is wrong with backend settings that would store a secret instead of naming where
-    it is; empty when they are fine."""
-    problems: list[str] = []
-    if isinstance(value, list):
-        for i, item in enumerate(value):
-            problems += secret_problems(item, f"{where}[{i}]")
-    if not isinstance(value, dict):
-        return problems
-    for key, item in value.items():
-        name = f"{where}.{key}" if where else str(key)
-        if str(key).lower().endswith(_REFERENCE_SUFFIXES):
-            # A pasted key in the *_env slot would be exactly the leak this check prevents.
-            if str(key).lower().endswith("_env") and not (
-                isinstance(item, str) and _ENV_NAME.match(item)
-            ):
-                problems.append(
-                    f"'{name}' must be the name of an environment variable (letters, digits "
-                    "and underscores), not its value."
-                )
-            continue
-        if _names_a_secret(str(key)):
-            problems.append(
-                f"'{name}' looks like a secret. Never store a key here: put it in an environment "
-                f"variable and give its name as '{key}_env' (or a file path as '{key}_file')."
-            )
-        problems += secret_problems(item, name)
-    return problems
+    return httpx.AsyncClient(
+        timeout=httpx.Timeout(DEFAULT_TIMEOUT_S, connect=10.0),
+        transport=GuardedAsyncTransport(verify=_tls()),
+        follow_redirects=False,
+    )
 
 
 def scrub(event: Event, key: str | None) -> Event:
@@ -178,7 +126,13 @@ async def post_stream(
                     if response.status_code != 200:
                         error = await http_error(response)
                         if refine is not None:
-                            error = refine(error, response.content.decode("utf-8", "replace"))
+                            body = response.content.decode("utf-8", "replace")
+                            kind = error.kind
+                            error = refine(error, body)
+                            if error.kind != kind:  # the message names the refined kind
+                                error = dataclasses.replace(error, message=http_message(
+                                    response.status_code, error.kind, body, error.retry_after_s
+                                ))  # fmt: skip
                         yield scrub(error, key)
                         return
                     header_id = response.headers.get("x-request-id") or response.headers.get(
@@ -240,8 +194,8 @@ def _completed(body: bytes, complete: Callable[[object], list[Event]] | None) ->
         return [StreamError("protocol", "The backend sent JSON that does not parse.")]
     if isinstance(data, dict) and data.get("error"):
         error = data["error"]
-        message = error.get("message", "error") if isinstance(error, dict) else str(error)
-        return [StreamError(classify_payload(error), f"HTTP 200: {message}"[:300])]
+        kind = classify_payload(error)
+        return [StreamError(kind, f"HTTP 200: {upstream_text(kind, error)}")]
     events = complete(data) if complete is not None else []
     if not any(isinstance(e, TERMINAL) for e in events):
         events.append(StreamError(
@@ -309,6 +263,13 @@ class HTTPBackend:
     async def stream(self, request: ChatRequest) -> AsyncIterator[Event]:
         if not self.base_url:
             yield StreamError("bad_request", "No base_url is configured for this backend.")
+            return
+        # Saved settings were checked by the model form; older rows, commands and the pool's
+        # replica settings are checked here again before any key is read.
+        if problems := url_problems(self.base_url, "base_url") + header_problems(
+            self.settings.get("headers")
+        ):
+            yield StreamError("bad_request", problems[0])
             return
         try:
             key = secret(self.settings)

@@ -21,7 +21,7 @@ from arena.backends.base import (
     StreamError,
     TextDelta,
 )
-from arena.backends.errors import classify_payload
+from arena.backends.errors import classify_payload, upstream_text
 from arena.backends.http import HTTPBackend, json_object, sse_events
 
 FINISH_ERRORS = {"content_filter": "content_filter", "refusal": "refused"}
@@ -65,10 +65,9 @@ class OpenAICompatibleBackend(HTTPBackend):
             if chunk.get("error"):
                 # OpenRouter and others report failures inside a 200 stream.
                 err = chunk["error"]
-                message = err.get("message", "error") if isinstance(err, dict) else str(err)
-                yield StreamError(
-                    classify_payload(err), f"The backend failed mid-stream: {message}"[:300]
-                )
+                kind = classify_payload(err)
+                message = f"The backend failed mid-stream: {upstream_text(kind, err)}"
+                yield StreamError(kind, message)
                 return
             if chunk.get("id") and chunk["id"] != request_id:
                 request_id = chunk["id"]

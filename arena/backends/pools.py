@@ -38,6 +38,7 @@ from arena.backends.base import (
     TextDelta,
 )
 from arena.backends.http import SecretMissing, secret
+from arena.backends.outbound import GuardedSyncTransport, url_problems
 from arena.backends.pool_state import (
     RENEW_S,
     LocalState,
@@ -75,17 +76,22 @@ def replica_url(entry: dict) -> str:
 
 def replica_problems(settings: dict) -> list[str]:
     """What is wrong with a backend's ``replicas``, as the pool would read them; empty when
-    they are fine (or absent)."""
+    they are fine (or absent). Each replica's URL is held to the same rules as a base_url,
+    and its health check (its own or the backend's) to ``health_problems``."""
     replicas = settings.get("replicas")
     if replicas is None:
         return []
     if not isinstance(replicas, list):
         return ["'replicas' must be a list of objects, each with a 'base_url'."]
     problems = []
+    base = {k: v for k, v in settings.items() if k != "replicas"}
     for i, entry in enumerate(replicas):
         url = entry.get("base_url") if isinstance(entry, dict) else None
         if not isinstance(url, str) or not url.startswith(("http://", "https://")):
             problems.append(f"'replicas[{i}]' needs a 'base_url' starting http:// or https://.")
+            continue
+        problems += url_problems(url, f"replicas[{i}].base_url")
+        problems += health_problems({**base, **entry}, f"replicas[{i}].health")
     return problems
 
 
@@ -148,7 +154,7 @@ class Pool:
             self._prober.start()
 
     def _probe_loop(self) -> None:
-        with httpx.Client(timeout=2.0) as client:
+        with httpx.Client(timeout=2.0, transport=GuardedSyncTransport()) as client:
             while True:
                 time.sleep(self.probe_interval_s)
                 down = [r for r in self.replicas if self.state.is_down(r)]
@@ -161,7 +167,10 @@ class Pool:
 
 
 def probe(client: httpx.Client, health: dict) -> bool:
-    """Whether a replica answers its health check as it should."""
+    """Whether a replica answers its health check as it should. A check its rules refuse
+    (``health_problems``) is never sent, and counts as a failed probe."""
+    if health.get("problem"):
+        return False
     try:
         response = client.request(
             health["method"], health["url"], headers=health.get("headers") or {}
@@ -226,18 +235,69 @@ def pools_forget(urls: list[str]) -> None:
         RedisState(settings.REDIS_URL).forget(urls)
 
 
+HEALTH_METHODS = ("GET", "HEAD")
+
+
+def _origin(url: str) -> tuple[str, str, int | None] | None:
+    try:
+        parsed = httpx.URL(url)
+    except (httpx.InvalidURL, TypeError, ValueError):
+        return None
+    return parsed.scheme, parsed.host, parsed.port
+
+
+def health_problems(conf: dict, where: str = "health") -> list[str]:
+    """What is wrong with a replica's health check: it may only take a path on the replica
+    (never a URL elsewhere: the model's key goes with it) and only GET or HEAD; a legacy
+    ``health_url`` must be on the replica's own host."""
+    problems = []
+    spec = conf.get("health")
+    if spec is not None and not isinstance(spec, dict):
+        return [f"'{where}' must be an object: path, method, status, auth."]
+    spec = spec or {}
+    path = spec.get("path", "/models")
+    if not isinstance(path, str) or "://" in path or path.startswith(("//", "\\")) or "@" in path:
+        problems.append(
+            f"'{where}.path' must be a path on the replica, such as /health: never a URL "
+            "(the health check carries the model's key)."
+        )
+    method = spec.get("method", "GET")
+    if not isinstance(method, str) or method.upper() not in HEALTH_METHODS:
+        problems.append(f"'{where}.method' must be GET or HEAD.")
+    status = spec.get("status", "2xx")
+    if status != "2xx" and not (isinstance(status, int) and 100 <= status <= 599):
+        problems.append(f"'{where}.status' must be \"2xx\" or an HTTP status code.")
+    if not isinstance(spec.get("auth", True), bool):
+        problems.append(f"'{where}.auth' must be true or false.")
+    legacy = conf.get("health_url")
+    base = conf.get("base_url")
+    if legacy is not None and (
+        not isinstance(legacy, str)
+        or "@" in legacy
+        or _origin(legacy) is None
+        or (isinstance(base, str) and _origin(legacy) != _origin(base))
+    ):
+        problems.append("'health_url' must be a URL on the replica's own host and port.")
+    return problems
+
+
 def health_check(settings: dict, factory: Callable[[dict], Backend] | None = None) -> dict:
-    """How a replica is probed back up: ``health`` settings (path, method, status "2xx" or a
-    code, auth: send the model's key) over the defaults, "any 2xx from GET /v1/models" with
-    the key, which every OpenAI-compatible server answers (llama.cpp's ``/health`` wants the
-    key, Ollama has none). ``health_url`` (older settings) probes that URL for a 200."""
+    """How a replica is probed back up: ``health`` settings (path, method GET or HEAD, status
+    "2xx" or a code, auth: send the model's key) over the defaults, "any 2xx from GET
+    /v1/models" with the key, which every OpenAI-compatible server answers (llama.cpp's
+    ``/health`` wants the key, Ollama has none). ``health_url`` (older settings) probes that
+    URL, on the replica's own host, for a 200, without the key. A check its rules refuse
+    carries ``problem`` and is never sent."""
+    base = str(settings["base_url"]).rstrip("/")
+    if problems := health_problems(settings):
+        return {"url": base, "method": "GET", "status": 200, "problem": problems[0]}
     if settings.get("health_url"):
         return {"url": str(settings["health_url"]), "method": "GET", "status": 200}
     spec = {"path": "/models", "method": "GET", "status": "2xx", "auth": True,
             **(settings.get("health") or {})}  # fmt: skip
-    base = str(settings["base_url"]).rstrip("/")
-    path = str(spec["path"])
-    url = path if path.startswith(("http://", "https://")) else base + "/" + path.lstrip("/")
+    url = str(httpx.URL(base + "/" + str(spec["path"]).lstrip("/")))  # "../health" resolved
+    if _origin(url) != _origin(base):  # whatever the path held, the key stays on the replica
+        return {"url": base, "method": "GET", "status": 200, "problem": "health path"}
     headers: dict[str, str] = {}
     if spec["auth"] and factory is not None:
         backend = factory(settings)

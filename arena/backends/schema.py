@@ -2,7 +2,9 @@
 
 The model form checks settings against this when they are saved, so a typo ("timeout"), a wrong
 type ("timeout_s": "soon") or a bad URL is a form error then, not a failed battle later. Keys
-ending ``_env`` or ``_file`` name where a secret is read from (``http.secret``) and are strings.
+ending ``_env`` or ``_file`` name where a secret is read from (``secrets.secret``) and are
+strings. URLs are held to ``outbound.url_problems`` (no credentials in them, no inward
+addresses unless an operator allowed them); a pool's health check to ``health_problems``.
 """
 
 from __future__ import annotations
@@ -10,7 +12,8 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from arena.backends.mock import MISBEHAVIOURS, STYLES
-from arena.backends.pools import replica_problems
+from arena.backends.outbound import url_problems
+from arena.backends.pools import health_problems, replica_problems
 
 Check = Callable[[object], str]  # "" when the value is fine, else what it should be
 
@@ -129,4 +132,8 @@ def settings_problems(kind: str, settings: dict) -> list[str]:
             continue
         if should := check(value):
             problems.append(f"'{key}' must be {should}.")
+        elif check is _url:
+            problems += url_problems(value, key)
+    if not settings.get("replicas") and "health" in settings:
+        problems += health_problems(settings)
     return problems + replica_problems(settings)

@@ -8,6 +8,7 @@ never touches the database, so it can run on model rows loaded beforehand.
 from __future__ import annotations
 
 import asyncio
+import re
 from collections.abc import Awaitable, Iterable
 from dataclasses import dataclass
 from typing import TypeVar
@@ -27,6 +28,7 @@ PING_PROMPT = "ping"
 PING_MAX_TOKENS = 8
 PING_TIMEOUT_S = 10.0
 IN_PROCESS = "in-process"
+_MODEL_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.:/@+\-]{0,119}$")
 
 T = TypeVar("T")
 
@@ -91,13 +93,16 @@ async def _listed_models(model: ModelEntry, conf: dict) -> set[str] | None:
     if model.backend not in (ModelEntry.Backend.OPENAI_COMPATIBLE, ModelEntry.Backend.OPENAI):
         return None
     check = health_check(conf, lambda c: backend_for(model.backend, c))
+    if check.get("problem"):  # a health check its rules refuse is never sent
+        return None
     try:
         response = await shared_client().get(check["url"], headers=check["headers"], timeout=5)
         data = response.json().get("data") if response.status_code == 200 else None
     except (httpx.HTTPError, ValueError, AttributeError):
         return None
     ids = {str(m.get("id")) for m in data or [] if isinstance(m, dict) and m.get("id")}
-    return ids or None
+    # What the server lists is shown to the operator: model ids only, never free text.
+    return {i for i in ids if _MODEL_ID.match(i)} or None
 
 
 def replica_targets(model: ModelEntry) -> list[tuple[str, dict]]:

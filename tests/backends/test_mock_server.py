@@ -45,7 +45,8 @@ async def test_it_never_sends_more_than_max_tokens_and_says_it_cut_the_answer(de
 async def test_a_model_id_it_does_not_serve_is_refused_as_a_request_fault(demo_server):
     result = await answer(demo_server, "mock-owl-3")
     assert (result.status, result.error_kind) == ("error", "bad_request")
-    assert "does not exist" in result.error_message
+    # The status and the error's type, never the server's own words.
+    assert result.error_message == "HTTP 404: the backend refused the request (NotFoundError)"
 
 
 @pytest.mark.parametrize(

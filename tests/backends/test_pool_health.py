@@ -73,7 +73,8 @@ async def test_the_probe_sends_the_models_key_and_asks_a_path_every_server_has(
 
 
 def test_health_checks_can_name_their_path_method_and_status():
-    health = {"path": "http://gpu-1:8080/health", "status": 200}
+    # A path beside /v1 (llama.cpp's /health) is reached relative to base_url, never by URL.
+    health = {"path": "../health", "status": 200}
     check = health_check({"base_url": "http://gpu-1:8080/v1", "health": health})
     assert (check["url"], check["method"], check["status"]) == (
         "http://gpu-1:8080/health",

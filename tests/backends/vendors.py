@@ -357,3 +357,17 @@ VENDORS = {
     "anthropic": ANTHROPIC,
     "gemini": GEMINI,
 }
+
+
+# What the test settings allow backends (the autouse fixture in tests/conftest.py, and every
+# server or worker subprocess through helpers.subprocess_env): the test servers listen on
+# loopback, and the key variables tests set are named in the allowed prefixes.
+TEST_ALLOW_HOSTS = ("127.0.0.1", "localhost", "::1")
+TEST_SECRET_ENV_PREFIXES = (
+    "ARENA_KEY_", "OPENAI_API_KEY", "ANTHROPIC_API_KEY", "GEMINI_API_KEY", "VLLM_API_KEY",
+    "PROBE_TEST_", "CHECK_TEST_", "MOCK_VENDOR_", "POOL_TEST_",
+)  # fmt: skip
+BACKEND_TEST_ENV = {
+    "ARENA_BACKEND_ALLOW_HOSTS": ",".join(TEST_ALLOW_HOSTS),
+    "ARENA_SECRET_ENV_PREFIXES": ",".join(TEST_SECRET_ENV_PREFIXES),
+}

@@ -6,13 +6,16 @@ import sys
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
+from arena.backends.outbound import shown_url
 from arena.catalog.selectors import models_active
 from arena.generation import probes
 
 
 def health_line(item: probes.ReplicaHealth) -> str:
     ttft = "-" if item.ttft_ms is None else f"{item.ttft_ms:.0f} ms"
-    parts = [item.model, item.replica or "(adapter default URL)", "up" if item.up else "down", ttft]
+    # A replica URL is shown without any credential an older row may carry in it.
+    replica = shown_url(item.replica) if item.replica else "(adapter default URL)"
+    parts = [item.model, replica, "up" if item.up else "down", ttft]
     if item.error_kind:
         parts.append(f"{item.error_kind}: {item.error_message}")
     if item.note:

@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import socket
+from urllib.parse import urlsplit
 
 from django.conf import settings
 from django.core.management import call_command
@@ -21,6 +22,16 @@ def port_free(host: str, port: int) -> bool:
         except OSError:
             return False
     return True
+
+
+def allow_demo_hosts(replicas: list[str]) -> list[str]:
+    """The demo's mock replicas run on this machine (or beside it, in compose): their hosts
+    and loopback are allowed to backends explicitly, as an operator allows theirs with
+    ARENA_BACKEND_ALLOW_HOSTS; other processes (Celery workers) need that variable set."""
+    hosts = ["127.0.0.1", "localhost", "::1", *(urlsplit(u).hostname or "" for u in replicas)]
+    current = list(getattr(settings, "ARENA_BACKEND_ALLOW_HOSTS", []) or [])
+    settings.ARENA_BACKEND_ALLOW_HOSTS = current + [h for h in hosts if h and h not in current]
+    return settings.ARENA_BACKEND_ALLOW_HOSTS
 
 
 class Command(BaseCommand):
@@ -55,6 +66,7 @@ class Command(BaseCommand):
                 "--port to serve on another, or --no-serve to only seed."
             )
         call_command("migrate", interactive=False, verbosity=0)
+        allow_demo_hosts(mock_replicas or [])
         seed = demo_seed(mock_replicas=mock_replicas)
         snapshot = leaderboard_recompute(include_simulated=True)
         run, judged = demo_evaluate()

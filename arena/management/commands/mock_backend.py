@@ -79,6 +79,10 @@ class Command(BaseCommand):
             for server in servers:
                 await server.start()
                 self.stdout.write(f"mock backend replica serving {server.url}")
+            # Backends refuse loopback and private addresses unless an operator allows them.
+            self.stdout.write(
+                f"(models pointed here need ARENA_BACKEND_ALLOW_HOSTS to include {host})"
+            )
             await asyncio.Event().wait()
 
         try:
