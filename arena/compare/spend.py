@@ -189,12 +189,13 @@ def spend_check(
     spent = spent_today(user=user, prices=prices)
     budget = settings.COMPARE["DAILY_BUDGET_USD"]
     if spent + estimate > budget:
+        judged = ", and the judge's calls" if judge_model is not None else ""
         raise ServiceError(
             "over_budget",
-            f"This run could cost up to {usd(estimate)} (max_tokens at each model's price, and "
-            f"the judge's calls); with {usd(spent)} spent today that passes your daily compare "
-            f"budget of {usd(budget)}. Lower max_tokens, pick fewer or cheaper models, or wait "
-            "until tomorrow.",
+            f"This run could cost up to {usd(estimate)} (max_tokens at each model's price"
+            f"{judged}); with {usd(spent)} spent today that passes your daily compare budget "
+            f"of {usd(budget)}. Lower max_tokens, pick fewer or cheaper models, or wait until "
+            "tomorrow.",
         )
 
 

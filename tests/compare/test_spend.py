@@ -4,7 +4,7 @@ runs-at-once cap, and who may judge. Refused runs are never created; nothing her
 
 from __future__ import annotations
 
-from datetime import timedelta
+from datetime import datetime, time, timedelta
 from decimal import Decimal
 
 import pytest
@@ -105,6 +105,23 @@ def test_a_run_that_would_pass_the_daily_budget_is_refused_counting_all_of_today
     assert "could cost up to $0.2458" in error.message
     # Half the tokens fit ($0.12): the estimate is max_tokens at each model's price.
     assert start(staff, [a, b], params={"max_tokens": 4000}).status == CompareRun.Status.QUEUED
+
+
+@pytest.mark.parametrize("zone", ["Pacific/Kiritimati", "Pacific/Pago_Pago"])
+def test_today_is_the_sites_day_from_its_local_midnight(staff, settings, zone):
+    settings.COMPARE = {**settings.COMPARE, "DAILY_BUDGET_USD": Decimal("0.30")}
+    a, b = priced("Alpha Auk"), priced("Beta Bittern")
+    with timezone.override(zone):  # UTC+14 and UTC-11: neither day is UTC's
+        midnight = timezone.make_aware(datetime.combine(timezone.localdate(), time.min))
+        for cost, at in (("0.40", midnight - timedelta(minutes=1)), ("0.02", midnight)):
+            run = ended_run(staff, [a, b], [cost, "0"])
+            CompareRun.objects.filter(pk=run.pk).update(created_at=at)
+        # $0.02 today and $0.2458 for this one fit $0.30; last night's $0.40 is not today's.
+        first = start(staff, [a, b])
+        assert services.compare_cancel(run_id=first.pk, user=staff)  # ended, costing nothing
+        # Had last night's run come at midnight, it would be today's.
+        CompareRun.objects.filter(prompt="Earlier").update(created_at=midnight)
+        assert refused(staff, [a, b]).code == "over_budget"
 
 
 def test_the_judges_calls_count_in_a_runs_estimate(staff, settings):
