@@ -38,3 +38,11 @@ def test_staff_with_the_calibration_permission_see_the_report(db):
     assert page.status_code == 200 and "Judge calibration" in page.content.decode()
     data = client.get(reverse("calibration-json")).json()
     assert data["schema"] == "arena.calibration/1" and data["judges"] == []
+
+
+def test_the_calibration_link_is_shown_only_to_staff_who_may_open_it(db):
+    link = f'href="{reverse("calibration")}"'
+    without = signed_in("staff@example.com").get(reverse("leaderboard")).content.decode()
+    assert link not in without and 'href="/admin/"' in without
+    holder = signed_in("calibrator@example.com", "arena.view_calibration")
+    assert link in holder.get(reverse("leaderboard")).content.decode()
