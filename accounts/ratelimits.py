@@ -277,8 +277,9 @@ def limit_view(action: str, *, account_field: str | None = None) -> Callable[[Vi
     """Limit POSTs to a view per account and per network; over a limit the answer is a 429,
     logged as one line (a Ratelimited left to Django's handler would log a traceback).
 
-    ``account_field``: the POST field naming the account a signed-out form acts on (a sign-in's
-    address, a password reset's); without it the account is the signed-in user's."""
+    ``account_field``: the POST field naming the account the form acts on (a sign-in's address,
+    a password reset's), counted whoever the session is; without it the account is the
+    signed-in user's."""
 
     def decorate(view: View) -> View:
         guarded = view
