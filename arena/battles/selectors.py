@@ -54,11 +54,12 @@ RESUMABLE_FOR = timedelta(hours=1)
 
 
 def battle_in_progress(*, rater) -> Battle | None:
-    """The rater's latest battle that can still be carried on (answers coming, or no vote)."""
+    """The rater's latest battle that can still be carried on (answers coming, finished but
+    not yet watched to the end, or no vote)."""
     return (
         Battle.objects.filter(
             rater=rater,
-            status__in=[Battle.Status.GENERATING, Battle.Status.READY],
+            status__in=[Battle.Status.GENERATING, Battle.Status.WAITING, Battle.Status.READY],
             created_at__gte=timezone.now() - RESUMABLE_FOR,
         )
         .order_by("-created_at")

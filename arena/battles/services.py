@@ -117,6 +117,9 @@ def battle_start(
     battle_id: uuid.UUID | None = None,
     rng: random.Random | None = None,
 ) -> Battle:
+    # Locked first (as a vote does): one rater's starts and follow-ups, from any web process,
+    # take turns, so only one battle of theirs is ever generating.
+    rater = User.objects.select_for_update().get(pk=rater.pk)
     rater_may_battle(rater=rater)
     text = prompt_clean_text(text, refused=NOT_SENT)
     prompt = prompt_for_text(text=text, prompt_id=prompt_id)
@@ -144,8 +147,24 @@ def battle_start(
     if asks_identity(text):
         battle_note_identity_question(battle=battle, detail="asked before generation")
     Prompt.objects.filter(pk=prompt.pk).update(usage_count=F("usage_count") + 1)
+    _others_abandon(rater=rater, keep=battle.pk)
     _create_turn(battle=battle, index=0, text=text)
     return battle
+
+
+ABANDONED = "abandoned: a new battle was started"
+# A battle whose answers are coming or not yet watched: what a new one of its rater's abandons.
+UNWATCHED = (Battle.Status.GENERATING, Battle.Status.WAITING)
+
+
+def _others_abandon(*, rater: User, keep: uuid.UUID) -> None:
+    """At most one battle of a rater's is generating (or waiting to be watched), whichever web
+    process or socket started it: the others are void, never counted, and their answers still
+    being generated are stopped. The caller holds the rater's row lock, so two starts cannot
+    both miss each other's battle."""
+    others = Battle.objects.filter(rater=rater, status__in=UNWATCHED).exclude(pk=keep)
+    for battle_id in others.values_list("pk", flat=True):
+        battle_void(battle_id=battle_id, reason=ABANDONED, statuses=UNWATCHED)
 
 
 def rater_may_battle(*, rater: User) -> None:
@@ -189,13 +208,10 @@ def _battle_of(*, battle_id: object, rater: User, lock: bool = False) -> Battle:
 
 def battle_abandon(*, battle_id: object, rater: User) -> None:
     """The rater started another battle on this socket while this one was still generating: it
-    is void (recorded, never counted), and answers not yet begun are never generated."""
+    is void (recorded, never counted), and answers not yet begun are never generated.
+    (battle_start abandons it already; this stays for callers that name the battle.)"""
     battle = _battle_of(battle_id=battle_id, rater=rater)
-    battle_void(
-        battle_id=battle.pk,
-        reason="abandoned: a new battle was started",
-        statuses=(Battle.Status.GENERATING,),
-    )
+    battle_void(battle_id=battle.pk, reason=ABANDONED, statuses=UNWATCHED)
 
 
 def battle_stop(*, battle_id: object, rater: User) -> Battle:
@@ -221,6 +237,10 @@ def _require_ready(battle: Battle, action: str) -> None:
         raise ServiceError("already_voted", "This battle has been voted on and is locked.")
     if battle.status == Battle.Status.VOID:
         raise ServiceError("battle_void", "This battle is void. Start a new battle.")
+    if battle.status == Battle.Status.WAITING:
+        raise ServiceError(
+            "answers_incomplete", f"Watch both answers to the end before you {action}."
+        )
     if battle.status != Battle.Status.READY:
         raise ServiceError(
             "answers_incomplete", f"Wait until both answers are complete before you {action}."
@@ -229,6 +249,7 @@ def _require_ready(battle: Battle, action: str) -> None:
 
 @transaction.atomic
 def battle_follow_up(*, battle_id: object, rater: User, text: object) -> Turn:
+    rater = User.objects.select_for_update().get(pk=rater.pk)  # lock order: rater, battle
     rater_may_battle(rater=rater)
     text = prompt_clean_text(text, refused=NOT_SENT)
     battle = _battle_of(battle_id=battle_id, rater=rater, lock=True)
@@ -238,6 +259,8 @@ def battle_follow_up(*, battle_id: object, rater: User, text: object) -> Turn:
         raise ServiceError(
             "too_many_turns", f"A battle has at most {index} turns. Vote, or start a new battle."
         )
+    # A follow-up generates too: another battle of the rater's still generating is abandoned.
+    _others_abandon(rater=rater, keep=battle.pk)
     battle.status = Battle.Status.GENERATING
     battle.save(update_fields=["status"])
     if asks_identity(text):
@@ -254,7 +277,9 @@ def turn_mark_shown(*, turn_id: int, at: datetime | None = None) -> Battle:
         turn.save(update_fields=["shown_at"])
     battle = turn.battle
     statuses = set(turn.answers.values_list("status", flat=True))
-    if battle.status == Battle.Status.GENERATING and statuses == {Answer.Status.OK}:
+    # Waiting: its answers had all finished before anyone watched them to the end (a tab
+    # reloaded, a resume); watched now, it may be voted on.
+    if battle.status in UNWATCHED and statuses == {Answer.Status.OK}:
         battle.status = Battle.Status.READY
         battle.save(update_fields=["status"])
     return battle

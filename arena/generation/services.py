@@ -9,6 +9,7 @@ from datetime import datetime, timedelta
 
 from django.conf import settings
 from django.db import transaction
+from django.db.models import Max
 from django.utils import timezone
 
 from arena.backends.base import Backend, ChatRequest, Message
@@ -139,7 +140,32 @@ def answer_finish(*, answer_id: int, result: StreamResult) -> str:
     model_update(instance=answer, fields=FINISH_FIELDS, data=data)
     if answer.status != Answer.Status.OK:
         battle_void(battle_id=answer.turn.battle_id, reason=f"answer failed: {result.error_kind}")
+    else:
+        _turn_finished(turn=answer.turn)
     return answer.status
+
+
+def _turn_finished(*, turn: Turn) -> None:
+    """Both answers of the battle's last turn are complete and nobody has watched them to the
+    end yet: the battle waits for its rater instead of staying generating for good (a socket
+    gone mid-stream, a reloaded tab that ignored the offer). Watching it to the end
+    (turn_mark_shown) makes it ready; the sweep abandons it once its streams are gone."""
+    # The battle's row lock serialises the two sides' finishes: whichever commits second sees
+    # the other's answer complete (each statement reads what is committed by then).
+    battle = Battle.objects.select_for_update().only("status").get(pk=turn.battle_id)
+    if battle.status != Battle.Status.GENERATING:
+        return
+    last = Turn.objects.filter(battle_id=turn.battle_id).latest("index")
+    if last.pk != turn.pk or last.shown_at is not None:
+        return
+    if turn.answers.exclude(status=Answer.Status.OK).exists():
+        return
+    battle.status = Battle.Status.WAITING
+    battle.save(update_fields=["status"])
+
+
+# A battle not yet voted on nor void: its answers coming, waiting to be watched, or ready.
+UNFINISHED = (Battle.Status.GENERATING, Battle.Status.WAITING, Battle.Status.READY)
 
 
 @transaction.atomic
@@ -147,15 +173,17 @@ def battle_void(
     *,
     battle_id: object,
     reason: str,
-    statuses: tuple[str, ...] = (Battle.Status.GENERATING, Battle.Status.READY),
-) -> None:
+    statuses: tuple[str, ...] = UNFINISHED,
+) -> bool:
     """The battle cannot be voted on and will not count; a finished battle stays as it is.
-    ``statuses``: the ones it may be voided from (a battle being abandoned: only generating)."""
+    ``statuses``: the ones it may be voided from (a battle being abandoned: only those whose
+    answers are coming or not yet watched). True if it was voided now."""
     voided = Battle.objects.filter(pk=battle_id, status__in=statuses).update(
         status=Battle.Status.VOID, void_reason=reason[:200]
     )
     if voided:
         battle_streams_end(battle_id=battle_id)
+    return bool(voided)
 
 
 def battle_streams_end(*, battle_id: object) -> None:
@@ -218,7 +246,70 @@ def battles_void_stuck(*, now: datetime | None = None) -> int:
         )
         for battle_id in battle_ids:
             battle_void(battle_id=battle_id, reason="stuck past the deadline")
-    return len(battle_ids)
+    # What is left generating past the cutoff has every answer ended: nobody watched it to the
+    # end (a socket gone, a tab reloaded, a web process or Redis restarted mid-stream).
+    finished = (
+        Battle.objects.filter(status=Battle.Status.GENERATING)
+        .annotate(last_turn_at=Max("turns__created_at"))
+        .filter(last_turn_at__lt=cutoff)
+        .values_list("pk", flat=True)
+    )
+    ended = len(battle_ids)
+    for battle_id in list(finished):
+        ended += _battle_settle(battle_id=battle_id)
+    return ended
+
+
+# Why the sweep ends a battle whose answers finished but that nobody watched to the end, once
+# its streams are gone and so nobody can be shown it again.
+ABANDONED = "abandoned: nobody watched it to the end"
+
+
+def _last_turn_keys(battle_id: object) -> tuple[Turn, list[str]]:
+    turn = Turn.objects.filter(battle_id=battle_id).latest("index")
+    keys = [
+        stream_key(battle_id=battle_id, answer_id=pk)
+        for pk in turn.answers.values_list("pk", flat=True)
+    ]
+    return turn, keys
+
+
+@transaction.atomic
+def _battle_settle(*, battle_id: object) -> int:
+    """A battle generating past its deadline with every answer ended: waiting for its rater
+    if its answers are complete and its streams still readable (it may be shown again), else
+    void as abandoned. 1 if it was voided, else 0."""
+    battle = Battle.objects.select_for_update().filter(pk=battle_id).first()
+    if battle is None or battle.status != Battle.Status.GENERATING:
+        return 0
+    turn, keys = _last_turn_keys(battle_id)
+    complete = not turn.answers.exclude(status=Answer.Status.OK).exists()
+    if complete and turn.shown_at is not None:
+        # Shown to the end but not marked (the viewer's write was lost): the vote may come.
+        battle.status = Battle.Status.READY
+    elif complete and answer_streams().readable(keys) == set(keys):
+        battle.status = Battle.Status.WAITING
+    else:
+        battle_void(battle_id=battle_id, reason=ABANDONED, statuses=(Battle.Status.GENERATING,))
+        return 1
+    battle.save(update_fields=["status"])
+    return 0
+
+
+def battles_end_unwatched() -> int:
+    """Void every battle waiting for its rater whose answer streams are gone (expired, or
+    lost with a Redis restart): nobody can be shown it again. The number ended."""
+    ended = 0
+    for battle_id in Battle.objects.filter(status=Battle.Status.WAITING).values_list(
+        "pk", flat=True
+    ):
+        _, keys = _last_turn_keys(battle_id)
+        # Only from waiting: a rater who came back and watched it meanwhile keeps it.
+        if answer_streams().readable(keys) != set(keys) and battle_void(
+            battle_id=battle_id, reason=ABANDONED, statuses=(Battle.Status.WAITING,)
+        ):
+            ended += 1
+    return ended
 
 
 STALLED_MESSAGE = "A model server stopped while answering."

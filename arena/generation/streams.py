@@ -86,6 +86,10 @@ class AnswerStreams(Protocol):
         """How long the stream is kept yet; None if there is no such stream."""
         ...
 
+    def readable(self, keys: list[str]) -> set[str]:
+        """Those of these streams that exist still (not expired, not lost with a restart)."""
+        ...
+
     async def beat(self, keys: list[str], ttl_s: float) -> set[str]:
         """These answers' worker is alive, for ``ttl_s`` more seconds; returns those of them
         asked to stop (``stop``), in the same round trip."""
@@ -157,6 +161,15 @@ class RedisStreams:
     def seconds_left(self, key: str) -> float | None:
         left = self._sync_client().pttl(key)
         return left / 1000 if left >= 0 else None
+
+    def readable(self, keys: list[str]) -> set[str]:
+        if not keys:
+            return set()
+        with self._sync_client().pipeline(transaction=False) as pipe:
+            for key in keys:
+                pipe.exists(key)
+            found = pipe.execute()
+        return {key for key, n in zip(keys, found, strict=True) if n}
 
     async def beat(self, keys: list[str], ttl_s: float) -> set[str]:
         pipe = self._state().client.pipeline(transaction=False)
@@ -292,6 +305,11 @@ class MemoryStreams:
             if self._live(key, now) is None:
                 return None
             return self._expires[key] - now
+
+    def readable(self, keys: list[str]) -> set[str]:
+        with self._lock:
+            now = time.monotonic()
+            return {key for key in keys if self._live(key, now) is not None}
 
     async def beat(self, keys: list[str], ttl_s: float) -> set[str]:
         with self._lock:

@@ -32,7 +32,9 @@ def generate_turn(answer_ids: list[int]) -> None:
 @shared_task(name="arena.tasks.battles_sweep", ignore_result=True)
 def battles_sweep() -> None:
     """Every few seconds (Celery beat): answers whose worker stopped are handed to another
-    worker or end their battle, and no battle stays generating past its deadline."""
+    worker or end their battle, no battle stays generating past its deadline, and one waiting
+    for its rater ends once nobody can be shown it again."""
     for answer_id, queue in services.answers_recover_stalled():
         generation_enqueue(answer_ids=[answer_id], queue=queue)
     services.battles_void_stuck()
+    services.battles_end_unwatched()
