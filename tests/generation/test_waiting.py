@@ -7,6 +7,7 @@ from __future__ import annotations
 from datetime import timedelta
 
 import pytest
+from django.test import Client
 from django.utils import timezone
 
 from arena.battles.models import Battle, Turn
@@ -48,7 +49,11 @@ def test_answers_finished_with_nobody_watching_leave_the_battle_waiting_until_wa
 ):
     battle = unwatched(alice)
     assert battle.status == Battle.Status.WAITING
-    assert battle_in_progress(rater=alice) == battle  # offered again on the next page load
+    assert battle_in_progress(rater=alice) == battle
+    client = Client()
+    client.force_login(alice)
+    # The next page load offers to carry it on.
+    assert f'data-in-progress="{battle.pk}"' in client.get("/").content.decode()
     with pytest.raises(ServiceError) as refused:
         vote_cast(battle_id=battle.pk, rater=alice, choice="a")  # unseen answers
     assert refused.value.code == "answers_incomplete"
