@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-import csv
-
 from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import render
 from django.views.decorators.http import require_GET
 
 from arena.battles import selectors as battle_selectors
+from arena.core.csv_safe import SafeWriter
 from ranking import snapshots
 from ranking.models import LeaderboardRow, LeaderboardSnapshot
 from ranking.numbers import none_if_nan
@@ -147,7 +146,8 @@ def leaderboard_csv(request: HttpRequest, snapshot_id: int | None = None) -> Htt
     snapshot = _snapshot_or_404(snapshot_id)
     response = HttpResponse(content_type="text/csv; charset=utf-8")
     response["Content-Disposition"] = f'attachment; filename="leaderboard-{snapshot.pk}.csv"'
-    writer = csv.writer(response)
+    # Model names, organisations and categories are untrusted text: no cell opens as a formula.
+    writer = SafeWriter(response)
     writer.writerow(["snapshot", "view", "breakdown", *LeaderboardRow.EXPORT_FIELDS])
     for row in snapshots.snapshot_rows(snapshot=snapshot, order=snapshots.ROWS_BY_RANK):
         writer.writerow(

@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-import csv
 import io
 import json
 
 from arena.catalog.costs import cost_display
 from arena.compare.models import CompareRun
+from arena.core.csv_safe import SafeDictWriter
 
 ANSWER_COLUMNS = [
     "slot", "label", "model", "status", "ttft_ms", "total_ms", "input_tokens", "output_tokens",
@@ -78,7 +78,8 @@ def as_json(run: CompareRun) -> str:
 
 def as_csv(run: CompareRun) -> str:
     out = io.StringIO()
-    writer = csv.DictWriter(out, fieldnames=ANSWER_COLUMNS, extrasaction="ignore")
+    # Answers, model names and errors are untrusted text: no cell may open as a formula.
+    writer = SafeDictWriter(out, fieldnames=ANSWER_COLUMNS, extrasaction="ignore")
     writer.writeheader()
     for answer in run_data(run)["answers"]:
         writer.writerow(answer)

@@ -4,12 +4,12 @@ so that they can be re-ranked elsewhere and never pass for human votes."""
 
 from __future__ import annotations
 
-import csv
 import io
 import json
 
 from django.core.cache import cache
 
+from arena.core.csv_safe import SafeDictWriter
 from arena.evals.models import EvalRun, EvalVerdict
 from arena.evals.selectors import JudgeBoard, judge_board
 from ranking.judged import LEVELS
@@ -74,7 +74,8 @@ def as_json(run: EvalRun) -> str:
 
 def as_csv(run: EvalRun) -> str:
     out = io.StringIO()
-    writer = csv.DictWriter(out, fieldnames=COLUMNS)
+    # Model names and category breakdowns are untrusted text: no cell may open as a formula.
+    writer = SafeDictWriter(out, fieldnames=COLUMNS)
     writer.writeheader()
     writer.writerows(_rows(run, judge_board(run_id=run.pk)))
     return out.getvalue()
