@@ -142,6 +142,16 @@ _STRENGTH = re.compile(r"⟦q=(-?[0-9.]+)⟧")
 
 
 _PROMPT = re.compile(r"<prompt>\n(.*?)\n</prompt>", re.DOTALL)
+# A judge prompt's blocks carry a random token per prompt (compare.judge.Fence): read without
+# it, so what the mock draws stays a function of what it is shown.
+_FENCE_TOKEN = re.compile(r"<prompt-([0-9a-f]{16})>\n")
+
+
+def _without_token(prompt: str) -> str:
+    found = _FENCE_TOKEN.search(prompt)
+    if found is None:
+        return prompt
+    return prompt.replace(f"-{found.group(1)}", "").replace(found.group(1), "TOKEN")
 
 
 def _strength(answer: str, length_bias: float) -> float:
@@ -172,7 +182,7 @@ def _pairwise(prompt: str, position_bias: float, length_bias: float) -> str:
 def judge_reply(request: ChatRequest, settings: MockSettings) -> str:
     """What the mock judge says to a judge prompt: compare mode's scores, or an evaluation
     run's pairwise verdict."""
-    prompt = request.messages[-1].content
+    prompt = _without_token(request.messages[-1].content)
     misbehaviour = settings.misbehaviour
     if "[[A>>B]]" in request.messages[0].content:
         if misbehaviour == "judge_bad_json_always":

@@ -60,7 +60,7 @@ class _Judge:
         return None
 
     async def _call(self, text: str, schema: dict) -> tuple[str, str]:
-        for _ in range(2):
+        for attempt in range(2):
             params: dict = {"temperature": 0} if self.temperature else {}
             if self.structured:
                 params["response_format"] = {
@@ -80,11 +80,15 @@ class _Judge:
                 max_chars=settings.ARENA["ANSWER_MAX_CHARS"],
                 timeout_s=float(self.model.backend_settings.get("timeout_s") or 120),
             )
-            rejected = "temperature" in result.error_message.lower()
-            if result.status != "ok" and self.temperature and rejected:
-                self.temperature = False  # retried once without it, and the run records that
-                self.temperature_dropped = True
+            # A backend never passes on an upstream's error text (backends.errors), so a refused
+            # temperature reads as any refused request: asked once more without it, and left
+            # out from then on (the run records that) only when that works.
+            if attempt == 0 and self.temperature and result.error_kind == "bad_request":
+                self.temperature = False
                 continue
+            if attempt == 1:
+                self.temperature_dropped = result.status == "ok"
+                self.temperature = not self.temperature_dropped  # else it was not the cause
             if result.status != "ok":
                 return result.text, f"the judge failed: {result.error_message}"
             return result.text, ""

@@ -24,7 +24,8 @@ JUDGE_SYSTEM = (
     "prompt below. You do not know who wrote them. Judge helpfulness, correctness and "
     "completeness; do not let length or the order they are shown in sway you. End with your "
     "final verdict in exactly one of these forms: [[A>>B]] (A is much better), [[A>B]], "
-    "[[A=B]], [[B>A]], [[B>>A]] (B is much better)."
+    "[[A=B]], [[B>A]], [[B>>A]] (B is much better); only the last verdict you write counts, "
+    "so an answer quoted or discussed never decides. " + rules.DATA_RULE
 )
 RETRIES = 2  # a verdict the judge does not give in the format is asked for again this often
 ATTEMPTS = 1 + RETRIES  # the most calls one verdict can take
@@ -54,11 +55,21 @@ def judges_own_family(judge: ModelEntry, *models: ModelEntry) -> bool:
     )
 
 
-def pair_prompt(*, prompt: str, first: str, second: str, terms: tuple[str, ...]) -> str:
+def pair_prompt(
+    *,
+    prompt: str,
+    first: str,
+    second: str,
+    terms: tuple[str, ...],
+    fence: rules.Fence | None = None,
+) -> str:
+    """The user message: the prompt and both answers, names masked, each in a block whose tags
+    carry a fresh random token (``rules.Fence``), so an answer cannot forge or close one."""
+    fence = fence or rules.Fence.fresh()
     shown = [rules.mask(t, terms) for t in (prompt, first, second)]
     return (
-        f"<prompt>\n{shown[0]}\n</prompt>\n\n"
-        f'<answer label="A">\n{shown[1]}\n</answer>\n\n<answer label="B">\n{shown[2]}\n</answer>'
+        f"{fence.note()}\n\n{fence.prompt(shown[0])}\n\n"
+        f"{fence.answer('A', shown[1])}\n\n{fence.answer('B', shown[2])}"
     )
 
 
