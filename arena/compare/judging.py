@@ -29,6 +29,7 @@ class _Judge:
         self.backend = backend_for(self.model.backend, self.model.backend_settings)
         self.temperature = True
         self.temperature_dropped = False
+        self.temperature_tried = False  # asked once without it after a refusal: not again
         # Where the provider takes a JSON schema for the reply (OpenAI's response_format, which
         # vLLM and others accept too): its backend settings say "structured_output": true.
         self.structured = bool(self.model.backend_settings.get("structured_output")) and (
@@ -83,8 +84,9 @@ class _Judge:
             # A backend never passes on an upstream's error text (backends.errors), so a refused
             # temperature reads as any refused request: asked once more without it, and left
             # out from then on (the run records that) only when that works.
-            if attempt == 0 and self.temperature and result.error_kind == "bad_request":
-                self.temperature = False
+            refused = result.error_kind == "bad_request"
+            if attempt == 0 and refused and self.temperature and not self.temperature_tried:
+                self.temperature, self.temperature_tried = False, True
                 continue
             if attempt == 1:
                 self.temperature_dropped = result.status == "ok"
