@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import functools
 import ipaddress
+import re
 import socket
 import ssl
 import typing
@@ -100,10 +101,18 @@ def address_refused(ip: Address, networks: tuple[Network, ...] | None = None) ->
 
 
 def _literal(host: str) -> Address | None:
+    """The address ``host`` spells, including the shorthand forms the C resolver reads as
+    IPv4 (127.1, 2130706433, 0x7f000001), which are not names whatever they look like."""
     try:
         return ipaddress.ip_address(host.strip("[]").split("%")[0])
     except ValueError:
-        return None
+        pass
+    if re.fullmatch(r"[0-9a-fA-FxX.]+", host) and re.match(r"[0-9]", host):
+        try:
+            return ipaddress.IPv4Address(socket.inet_aton(host))
+        except OSError:
+            return None
+    return None
 
 
 def host_problem(host: str) -> str:
@@ -119,9 +128,11 @@ def host_problem(host: str) -> str:
     if ip is not None:
         refused = address_refused(ip, networks)
     else:
-        refused = (
-            lowered in _LOCAL_NAMES or lowered.endswith(".localhost") or lowered in _METADATA_NAMES
-        )
+        # A name for this machine is its loopback address; a metadata name is never allowed
+        # by address (only by name), whatever it resolves to.
+        local = lowered in _LOCAL_NAMES or lowered.endswith(".localhost")
+        loopback = ipaddress.ip_address("127.0.0.1")
+        refused = (local and address_refused(loopback, networks)) or lowered in _METADATA_NAMES
     if not refused:
         return ""
     return (

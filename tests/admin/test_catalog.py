@@ -215,3 +215,85 @@ def test_the_model_form_lists_each_backends_settings_and_the_mocks_misbehaviours
     page = admin_client.get(reverse("admin:arena_modelentry_add")).content.decode()
     assert "mock: " in page and "answer_tokens" in page and "prefix" in page
     assert "error_midstream" in page and "first_token_timeout_s" in page
+
+
+LITERAL_KEYS = ("sk-live-AAAA0123456789abcdef", "sk-live-BBBB0123456789abcdef", "hunter2-CCCC")
+
+
+def keyed_model() -> ModelEntry:
+    """A row saved before keys were refused (or written around the form)."""
+    a, b, c = LITERAL_KEYS
+    return ModelEntry.objects.create(
+        public_name="Leaky Finch",
+        model_id="lf-1",
+        backend=ModelEntry.Backend.OPENAI_COMPATIBLE,
+        backend_settings={
+            "base_url": f"https://user:{a}@gpu-1.example.com/v1?key={b}&api-version=2024",
+            "headers": {"X-Auth": c, "X-Trace": a},
+            "replicas": [{"base_url": f"http://u:{c}@gpu-2.example.com/v1?token={b}"}],
+        },
+    )
+
+
+def test_the_model_form_and_list_never_show_a_key_a_row_holds(admin_client):
+    model = keyed_model()
+    page = admin_client.get(reverse("admin:arena_modelentry_change", args=[model.pk]))
+    listing = admin_client.get(reverse("admin:arena_modelentry_changelist"))
+    for shown in (page, listing):
+        assert shown.status_code == 200
+        html = shown.content.decode()
+        assert not any(key in html for key in LITERAL_KEYS)
+    html = page.content.decode()
+    assert "gpu-1.example.com/v1?key=[redacted]" in html  # the rest of the URL still shown
+
+
+def test_saving_a_redacted_row_unchanged_is_refused_until_the_key_is_moved(admin_client):
+    model = keyed_model()
+    page = admin_client.get(reverse("admin:arena_modelentry_change", args=[model.pk]))
+    form = page.context["adminform"].form
+    shown = form["backend_settings"].value()  # the JSON text the page holds
+    assert not any(key in shown for key in LITERAL_KEYS)
+    data = {
+        "public_name": model.public_name,
+        "model_id": model.model_id,
+        "backend": model.backend,
+        "backend_settings": shown,
+        "supported_params": "[]",
+        "active": "on",
+    }
+    for inline in page.context["inline_admin_formsets"]:
+        prefix = inline.formset.prefix
+        data.update({f"{prefix}-TOTAL_FORMS": "0", f"{prefix}-INITIAL_FORMS": "0"})
+    response = admin_client.post(reverse("admin:arena_modelentry_change", args=[model.pk]), data)
+    assert response.status_code == 200  # the form again, with why
+    html = response.content.decode()
+    assert "api_key_env" in html and not any(key in html for key in LITERAL_KEYS)
+    model.refresh_from_db()
+    assert model.backend_settings["headers"]["X-Auth"] == LITERAL_KEYS[2]  # not overwritten
+
+
+@pytest.mark.parametrize(
+    ("backend_settings", "says"),
+    [
+        ({"api_key_env": "DATABASE_URL"}, "ARENA_SECRET_ENV_PREFIXES"),
+        ({"api_key_file": "/work/var/secret_key"}, "ARENA_SECRET_DIRS"),
+        ({"base_url": "http://169.254.169.254/latest"}, "ARENA_BACKEND_ALLOW_HOSTS"),
+        ({"base_url": "http://10.0.0.8:8000/v1"}, "ARENA_BACKEND_ALLOW_HOSTS"),
+        ({"headers": {"X-Auth": "sk-live-0123456789abcdef"}}, "api_key_env"),
+        ({"base_url": "https://u:p@gpu-1.example.com/v1"}, "api_key_env"),
+        ({"replicas": [{"base_url": "https://gpu-1.example.com/v1"}],
+          "health": {"path": "http://elsewhere.example.com/x", "method": "DELETE"}},
+         "must be a path on the replica"),
+    ],
+)  # fmt: skip
+def test_the_model_form_names_the_rule_a_key_source_or_address_breaks(db, backend_settings, says):
+    form = model_form(backend_settings)
+    assert not form.is_valid()
+    assert says in " ".join(form.errors["backend_settings"])
+
+
+def test_the_pools_page_never_shows_a_key_a_replica_url_holds(admin_client):
+    keyed_model()
+    page = admin_client.get("/admin/arena/modelentry/pools/").content.decode()
+    assert "Leaky Finch" in page and "http://gpu-2.example.com/v1?token=[redacted]" in page
+    assert not any(key in page for key in LITERAL_KEYS)
