@@ -39,6 +39,7 @@ LABELS = {
     "battle_start": "battles started",
     "follow_up": "follow-up messages",
     "vote": "votes",
+    "battle_stop": "stopped battles",
     "compare_run": "compare runs",
     "signup": "sign-ups",
     "login": "sign-in attempts",

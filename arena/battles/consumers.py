@@ -24,7 +24,7 @@ from redis import RedisError
 from accounts import ratelimits
 from accounts.models import User
 from arena.battles import selectors, services
-from arena.battles.live import Watch, schedule
+from arena.battles.live import Watch, schedule, socket_closed
 from arena.battles.models import Battle, Turn
 from arena.battles.sockets import registry
 from arena.core.errors import ServiceError
@@ -210,6 +210,8 @@ class BattleConsumer(AsyncWebsocketConsumer):
         await self._send({"type": "revealed", **reveal})
 
     async def _stop(self, message: dict) -> None:
+        if limited := await ratelimits.check_websocket("battle_stop", self.scope):
+            return await self._send(limited.frame())
         battle_id = message.get("battle") or self.battle_id
         if battle_id is None:
             raise ServiceError("no_battle", "There is no battle to stop.")
@@ -235,7 +237,8 @@ class BattleConsumer(AsyncWebsocketConsumer):
         schedule().add(self.watch)
 
     async def send_frame(self, payload: dict) -> None:
-        await self._send(payload)
+        # Raises when the socket has closed: the schedule then leaves this turn (never voids it).
+        await self.send(text_data=json.dumps(payload))
 
     def answer_failed(self, watch: Watch) -> None:
         self._spawn(self._void(watch, VOID_MESSAGE))
@@ -302,7 +305,14 @@ class BattleConsumer(AsyncWebsocketConsumer):
         self.battle_id = None
 
     async def _send(self, payload: dict) -> None:
-        await self.send(text_data=json.dumps(payload))
+        try:
+            await self.send(text_data=json.dumps(payload))
+        except Exception as exc:
+            if not socket_closed(exc):
+                raise
+            # Closed under a reply (a reload): nobody is left to tell, and what the action did
+            # stands; the page that comes back resumes from the database.
+            log.info("a battle socket closed before a reply: %r", exc)
 
     async def _error(self, code: str, message: str) -> None:
         await self._send({"type": "error", "code": code, "message": message})

@@ -24,10 +24,34 @@ from arena.integrity.checks import name_tail, redact
 
 log = logging.getLogger(__name__)
 
+# How servers say a socket closed under a send (daphne's autobahn, the websockets library,
+# uvicorn), by qualified class name so that none of them has to be installed; OSError covers
+# the rest (a reset, a broken pipe).
+CLOSED_SOCKET_ERRORS = frozenset(
+    {
+        "autobahn.exception.Disconnected",
+        "websockets.exceptions.ConnectionClosed",
+        "uvicorn.protocols.utils.ClientDisconnected",
+    }
+)
+
+
+def socket_closed(exc: BaseException) -> bool:
+    """Is this how a server reports a send on a socket that has closed?"""
+    if isinstance(exc, OSError):
+        return True
+    return any(
+        f"{c.__module__}.{c.__qualname__}" in CLOSED_SOCKET_ERRORS for c in type(exc).__mro__
+    )
+
+
+class SocketGone(Exception):
+    """Sending a turn's frame failed: its socket is gone, whatever the server raised."""
+
 
 class Viewer(Protocol):
-    """The consumer showing a turn. ``send`` is awaited in the schedule, so it must only send;
-    the rest are told once each and must not wait on anything."""
+    """The consumer showing a turn. ``send_frame`` is awaited in the schedule, so it must only
+    send, and raise if it cannot; the rest are told once each and must not wait on anything."""
 
     async def send_frame(self, payload: dict) -> None: ...
 
@@ -103,6 +127,9 @@ class Schedule:
         self.watches: dict[Watch, None] = {}  # in the order added
         self._task: asyncio.Task | None = None
         self._read_failing = False  # logged once per outage, not once per tick
+        # Ticks so far: a pacer is ticked only while it has something to show, and counts time
+        # by this (pacing.Pacer.tick's ``at``).
+        self.ticks = 0
 
     def add(self, watch: Watch) -> None:
         self.watches[watch] = None
@@ -125,6 +152,7 @@ class Schedule:
             await asyncio.sleep(max(0.0, period - (loop.time() - began)))
 
     async def _tick(self, loop: asyncio.AbstractEventLoop) -> None:
+        self.ticks += 1
         watches = list(self.watches)
         # Two sockets may show the same turn (two tabs): read each stream once, from the
         # earliest cursor, and give each watch what comes after its own.
@@ -161,9 +189,15 @@ class Schedule:
         for watch in watches:
             try:
                 await self._step(loop, watch)
-            except OSError:  # the socket is gone: the rater may come back and resume
-                log.info("a battle's socket went away mid-frame", exc_info=True)
+            except SocketGone as gone:
+                # Only the schedule is left: the battle stays as it is, for the rater to come
+                # back to ("Carry on"), and it is never voided for a socket.
                 self.remove(watch)
+                cause = gone.__cause__
+                if cause is not None and socket_closed(cause):
+                    log.info("a battle's socket closed mid-frame: %r", cause)
+                else:  # a server that says so in a way not listed: worth a look, still no void
+                    log.warning("sending a battle's frame failed; left it", exc_info=cause)
             except Exception:  # a bug pacing this battle: it cannot be shown blind, so it ends
                 log.exception("pacing a battle failed")
                 self.remove(watch)
@@ -178,13 +212,16 @@ class Schedule:
             return
         if watch.busy:
             pacer = watch.pacer
-            out = pacer.tick()
+            out = pacer.tick(at=self.ticks)
             watch.busy = any(pane.backlog for pane in pacer.panes.values())
             if pacer.redactions > watch.redactions:
                 watch.redactions = pacer.redactions
                 watch.viewer.answer_redacted(watch)
             if out["a"] or out["b"]:
-                await watch.viewer.send_frame({"type": "delta", "a": out["a"], "b": out["b"]})
+                try:
+                    await watch.viewer.send_frame({"type": "delta", "a": out["a"], "b": out["b"]})
+                except Exception as exc:
+                    raise SocketGone from exc
                 if watch not in self.watches:
                     return  # voided or left while the frame was sent
             if pacer.all_shown:

@@ -1,13 +1,31 @@
 """Blind pacing: two incoming streams in, one common release schedule out.
 
-Pure and clock-free: the caller feeds text as it arrives and calls ``tick`` at a fixed period.
-Nothing is released until both sides have produced text (the parity buffer). After that, every
-tick releases the same number of characters on each side, and when either unfinished side has
-nothing new both panes wait together, so a faster model never looks faster.
+Pure and clock-free: the caller feeds text as it arrives and calls ``tick`` at a fixed period
+(with the period's index when it skips idle periods, so the pacer still counts time). What the
+rater may learn of the models' speeds, phase by phase:
+
+1. Nothing is released until both sides have produced text (the parity buffer): who answered
+   first does not show.
+2. Together: every tick releases the same number of characters on each side, at most the cap
+   (``chars_per_tick``) unless both sides hold a large backlog (catch-up), and when either
+   unfinished side has nothing new both panes wait together. The pace shown is the slower
+   side's, and nothing says which side that is.
+3. Alone: once one pane has shown its whole answer, the other goes on at the pace both panes had
+   together (characters per side per tick, from the first release to that moment), never at its
+   own model's speed. A faster model's text waits in the buffer, even after its stream ends:
+   speeding up when it ended would show when that was. Only two things bend the rule. The pace
+   is measured over at least ``pace_window_ticks`` (shorter, and it is the cap: an answer of a
+   few words says nothing about a pace) and is at least ``slowest_share`` of the cap (so a
+   slow pair does not keep the rater waiting for text that is there). And text cannot be shown
+   before it exists: a model that falls behind that pace is waited for in whole steps, so its
+   slowness shows as pauses only, and only once it drops below a pace the rater already saw.
+   A turn whose answers had both ended before anything was shown (a turn shown again) has no
+   speed to hide and is caught up as in phase 2.
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
@@ -41,7 +59,16 @@ class Pacer:
     redact: Callable[[str], str] | None = None
     hold: Callable[[str, int], int] | None = None
     redactions: int = 0
+    # Phase 3 (see above): the shortest shared stretch whose pace is trusted, and the slowest
+    # pace a pane left alone goes at, as a share of the cap.
+    pace_window_ticks: int = 25
+    slowest_share: float = 0.25
     panes: dict[str, _Pane] = field(default_factory=lambda: {s: _Pane() for s in SIDES})
+    now: int = 0  # the index of the last tick
+    began: int | None = None  # the tick of the first release
+    replay: bool = False  # both sides had ended before anything was shown
+    alone_pace: float | None = None  # characters per tick for a pane left alone, once fixed
+    credit: float = 0.0  # characters the pane left alone may show, fractions carried over
 
     def feed(self, side: str, text: str, seq: int | None = None) -> None:
         pane = self.panes[side]
@@ -90,10 +117,18 @@ class Pacer:
     def all_shown(self) -> bool:
         return all(p.done and p.backlog == 0 for p in self.panes.values())
 
-    def tick(self) -> dict[str, str]:
-        """The text to release on each side now; both sides advance by the same amount."""
+    def tick(self, at: int | None = None) -> dict[str, str]:
+        """The text to release on each side now. ``at``: this tick's index, when the caller
+        skipped ticks while nothing was to be shown; by default the one after the last."""
+        previous, self.now = self.now, self.now + 1 if at is None else at
         if not self.started:
             return {s: "" for s in SIDES}
+        if self.began is None:
+            self.began = self.now
+            self.replay = all(p.done for p in self.panes.values())
+        alone = self._alone()
+        if alone is not None and not self.replay:
+            return self._tick_alone(alone, elapsed=max(1, self.now - previous))
         waiting = [p for p in self.panes.values() if not p.done]
         if waiting:
             step = min(self._available(p) for p in waiting)
@@ -108,3 +143,38 @@ class Pacer:
             out[side] = pane.text[pane.shown : pane.shown + n]
             pane.shown += n
         return out
+
+    def _alone(self) -> str | None:
+        """The side still to be shown once the other pane has shown its whole answer."""
+        whole = [p.done and p.backlog == 0 for p in self.panes.values()]
+        if whole.count(True) != 1:
+            return None
+        return SIDES[whole.index(False)]
+
+    def _tick_alone(self, side: str, *, elapsed: int) -> dict[str, str]:
+        if self.alone_pace is None:
+            self.alone_pace = self._shared_pace(side)
+        pace = self.alone_pace
+        pane = self.panes[side]
+        # Credit for the ticks since the last, but never more than about a step: text that
+        # waited for its model must not come out in a burst that shows it had been waited for.
+        self.credit = min(self.credit + pace * elapsed, pace + 1)
+        step = min(int(self.credit), math.ceil(pace))  # a pause ends in a step like any other
+        available = self._available(pane)
+        out = {s: "" for s in SIDES}
+        if available < step and not pane.done:
+            # Short of a whole step: wait. Showing what there is would show the model's pace.
+            return out
+        n = min(step, available)
+        out[side] = pane.text[pane.shown : pane.shown + n]
+        pane.shown += n
+        self.credit -= n
+        return out
+
+    def _shared_pace(self, side: str) -> float:
+        """Characters per side per tick while both panes were shown together: what the rater
+        has seen already, so going on at it tells nothing about the side left alone."""
+        ticks = self.now - (self.began if self.began is not None else self.now)
+        if ticks < self.pace_window_ticks:
+            return float(self.chars_per_tick)
+        return max(self.panes[side].shown / ticks, self.chars_per_tick * self.slowest_share)

@@ -17,14 +17,18 @@ from tests.helpers import RECEIVE_TIMEOUT
 class Recorder:
     """A socket's side of live.Viewer: what it was sent and told."""
 
-    def __init__(self, *, broken: bool = False) -> None:
+    def __init__(self, *, broken: bool | Exception = False) -> None:
         self.frames: list[dict] = []
         self.told: list[str] = []
         self.ended = asyncio.Event()
         self.broken = broken
+        self.refused = asyncio.Event()  # a send failed
 
     async def send_frame(self, payload: dict) -> None:
         if self.broken:
+            self.refused.set()
+            if isinstance(self.broken, Exception):
+                raise self.broken
             raise ConnectionResetError("the socket went away")  # an OSError
         self.frames.append(payload)
 
@@ -164,3 +168,45 @@ async def test_a_bug_pacing_a_battle_ends_that_battle_and_no_other():
     await asyncio.wait_for(asyncio.gather(buggy.ended.wait(), fine.ended.wait()), RECEIVE_TIMEOUT)
     assert (buggy.told, fine.told) == (["pacing failed"], ["shown"])
     assert fine.text("a") == "".join(A)
+
+
+def closed_socket_errors() -> list[Exception]:
+    """What servers raise when a frame is sent on a socket that has just closed."""
+    from autobahn.exception import Disconnected
+    from websockets.exceptions import ConnectionClosedError
+
+    return [
+        Disconnected("Attempt to send on a closed protocol"),  # daphne, in the close handshake
+        ConnectionClosedError(None, None),
+        BrokenPipeError(32, "Broken pipe"),
+        # A server that says so some other way: still only the socket, never the battle.
+        RuntimeError("Unexpected ASGI message 'websocket.send', after sending 'websocket.close'"),
+    ]
+
+
+@pytest.mark.parametrize("error", closed_socket_errors(), ids=lambda e: type(e).__name__)
+async def test_a_socket_that_closes_under_a_frame_only_leaves_the_schedule(error, caplog):
+    closed_id, closed_turn = a_turn()
+    battle_id, turn = a_turn()
+    closed, fine = Recorder(broken=error), Recorder()
+    gone = watch(closed, closed_id, closed_turn)
+    schedule().add(gone)
+    schedule().add(watch(fine, battle_id, turn))
+    await asyncio.gather(generate(closed_id, {1: A, 2: B}), generate(battle_id, {1: A, 2: B}))
+    await asyncio.wait_for(
+        asyncio.gather(closed.refused.wait(), fine.ended.wait()), RECEIVE_TIMEOUT
+    )
+    # Not "pacing failed", which voids the battle: the rater may come back and carry on.
+    assert closed.told == []
+    assert gone not in schedule()
+    assert fine.told == ["shown"] and fine.text("a") == "".join(A)
+    assert "pacing a battle failed" not in caplog.text
+
+
+def test_closed_socket_errors_are_told_from_bugs():
+    from arena.battles.live import socket_closed
+
+    known, unknown = closed_socket_errors()[:3], closed_socket_errors()[3]
+    assert all(socket_closed(e) for e in known)
+    assert not socket_closed(unknown)
+    assert not socket_closed(ValueError("a bug"))

@@ -83,6 +83,20 @@ def test_a_large_backlog_is_caught_up_in_bounded_ticks():
     assert ticks < 100
 
 
+def test_a_turn_whose_answers_had_both_ended_before_it_was_shown_is_caught_up_to_the_end():
+    # A turn shown again: no model's speed is in it, so the longer answer is not held to a pace.
+    pacer = Pacer(chars_per_tick=1, catch_up_ticks=10)
+    pacer.feed("a", "a" * 50)
+    pacer.feed("b", "b" * 2000)
+    pacer.finish("a")
+    pacer.finish("b")
+    ticks = 0
+    while not pacer.all_shown:
+        pacer.tick()
+        ticks += 1
+    assert ticks < 100
+
+
 def _redacting_pacer(chars_per_tick: int) -> Pacer:
     from functools import partial
 
@@ -125,3 +139,78 @@ def test_text_that_cannot_begin_a_name_is_released_at_once():
 
     # Held back by the longest name's length, "Deep Owl", this tick would show 4 characters.
     assert out == {"a": "Hello there,"[:12], "b": "Good day to "[:12]}
+
+
+# A pane left alone: the other model's speed must not show -----------------------------------
+
+
+def play(pacer: Pacer, feeds: dict[str, list[str | None]], ticks: int, *, skip_idle=False):
+    """Drive the pacer through two stream timelines: ``feeds[side][t]`` is the text that side's
+    model wrote before tick t (None: its stream ended). With ``skip_idle`` it is ticked as the
+    live schedule does, only while something is to be shown, with the tick's index."""
+    released = []
+    for t in range(ticks):
+        fresh = False
+        for side, timeline in feeds.items():
+            if t < len(timeline) and not pacer.panes[side].done:
+                fresh = True
+                if timeline[t] is None:
+                    pacer.finish(side)
+                else:
+                    pacer.feed(side, timeline[t])
+        if skip_idle and not fresh and not any(p.backlog for p in pacer.panes.values()):
+            released.append({"a": "", "b": ""})
+            continue
+        released.append(pacer.tick(at=t + 1) if skip_idle else pacer.tick())
+    return released
+
+
+def timeline(per_tick: int, ticks: int, letter: str) -> list[str | None]:
+    return [letter * per_tick] * ticks + [None]
+
+
+def test_the_pane_left_alone_goes_on_at_the_pace_both_had_whatever_its_model_speed():
+    # Both models write 3 characters a tick for 40 ticks; a's answer then ends. b goes on at 30
+    # a tick (and ends long before it is shown) or at 4 a tick, both above the pace seen so far.
+    shared = ["b" * 3] * 40
+    fast = play(
+        Pacer(chars_per_tick=12),
+        {"a": timeline(3, 40, "a"), "b": shared + timeline(30, 20, "b")},
+        300,
+    )
+    slow = play(
+        Pacer(chars_per_tick=12),
+        {"a": timeline(3, 40, "a"), "b": shared + timeline(4, 150, "b")},
+        300,
+    )
+    a_ended = 40  # the first tick after a's last character was shown
+    assert "".join(o["a"] for o in fast) == "a" * 120
+    assert all(o["a"] == "" for o in fast[a_ended:])
+    after_fast = [len(o["b"]) for o in fast[a_ended : a_ended + 200]]
+    after_slow = [len(o["b"]) for o in slow[a_ended : a_ended + 200]]
+    # The same schedule, at the pace both panes showed together, however fast b's model is,
+    # and with no catching up when the fast one's stream ends.
+    assert after_fast == after_slow == [3] * 200
+
+
+def test_a_model_that_falls_behind_the_pace_is_waited_for_in_whole_steps():
+    feeds = {"a": timeline(4, 30, "a"), "b": ["b" * 4] * 30 + ["b"] * 40 + [None]}
+    released = play(Pacer(chars_per_tick=12), feeds, 200)
+    alone = [len(o["b"]) for o in released[31:]]
+    # b now writes 1 character a tick: it is shown 4 at a time with pauses between, never a
+    # character a tick as it arrives; once its stream ended, the rest comes out at the pace.
+    assert set(alone) <= {0, 4}
+    assert "".join(o["b"] for o in released) == "b" * 160
+
+
+def test_the_pace_counts_the_ticks_the_live_schedule_skips_while_nothing_is_to_be_shown():
+    # Both models write 6 characters every third tick: between, neither pane has anything to
+    # show and the schedule does not tick, but the pace is still 2 a tick, not 6.
+    def every_third(letter: str) -> list[str]:
+        return [letter * 6 if t % 3 == 0 else "" for t in range(60)]
+
+    feeds = {"a": [*every_third("a"), None], "b": every_third("b") + ["b" * 30] * 10 + [None]}
+    skipping = play(Pacer(chars_per_tick=8), feeds, 200, skip_idle=True)
+    every = play(Pacer(chars_per_tick=8), feeds, 200)
+    after = [len(o["b"]) for o in skipping[70:150]]
+    assert after == [len(o["b"]) for o in every[70:150]] == [2] * 80
