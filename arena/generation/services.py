@@ -229,8 +229,9 @@ STUCK_GRACE_S = 60
 
 def battles_void_stuck(*, now: datetime | None = None) -> int:
     """End every battle still generating well past its turn's deadline, whatever crashed (a
-    worker killed, a task lost, a web process gone): its unfinished answers fail and it is
-    void. The number of battles ended."""
+    worker killed, a task lost, a web process gone) or whoever left: one with answers
+    unfinished is void (they fail); one whose answers all ended waits for its rater if they
+    are complete and still readable, else is void as abandoned. The number of battles voided."""
     now = now or timezone.now()
     cutoff = now - timedelta(seconds=turn_deadline_s() + STUCK_GRACE_S)
     unfinished = Answer.objects.filter(
@@ -262,16 +263,7 @@ def battles_void_stuck(*, now: datetime | None = None) -> int:
 
 # Why the sweep ends a battle whose answers finished but that nobody watched to the end, once
 # its streams are gone and so nobody can be shown it again.
-ABANDONED = "abandoned: nobody watched it to the end"
-
-
-def _last_turn_keys(battle_id: object) -> tuple[Turn, list[str]]:
-    turn = Turn.objects.filter(battle_id=battle_id).latest("index")
-    keys = [
-        stream_key(battle_id=battle_id, answer_id=pk)
-        for pk in turn.answers.values_list("pk", flat=True)
-    ]
-    return turn, keys
+NOBODY_WATCHED = "abandoned: nobody watched it to the end"
 
 
 @transaction.atomic
@@ -282,7 +274,11 @@ def _battle_settle(*, battle_id: object) -> int:
     battle = Battle.objects.select_for_update().filter(pk=battle_id).first()
     if battle is None or battle.status != Battle.Status.GENERATING:
         return 0
-    turn, keys = _last_turn_keys(battle_id)
+    turn = Turn.objects.filter(battle_id=battle_id).latest("index")
+    keys = [
+        stream_key(battle_id=battle_id, answer_id=pk)
+        for pk in turn.answers.values_list("pk", flat=True)
+    ]
     complete = not turn.answers.exclude(status=Answer.Status.OK).exists()
     if complete and turn.shown_at is not None:
         # Shown to the end but not marked (the viewer's write was lost): the vote may come.
@@ -290,23 +286,34 @@ def _battle_settle(*, battle_id: object) -> int:
     elif complete and answer_streams().readable(keys) == set(keys):
         battle.status = Battle.Status.WAITING
     else:
-        battle_void(battle_id=battle_id, reason=ABANDONED, statuses=(Battle.Status.GENERATING,))
+        battle_void(
+            battle_id=battle_id, reason=NOBODY_WATCHED, statuses=(Battle.Status.GENERATING,)
+        )
         return 1
     battle.save(update_fields=["status"])
     return 0
 
 
 def battles_end_unwatched() -> int:
-    """Void every battle waiting for its rater whose answer streams are gone (expired, or
-    lost with a Redis restart): nobody can be shown it again. The number ended."""
+    """Void every battle waiting for its rater whose last turn's answer streams are gone
+    (expired, or lost with a Redis restart): nobody can be shown it again. One query and one
+    Redis round trip for them all. The number ended."""
+    last: dict[object, tuple[int, list[str]]] = {}  # battle -> its last turn's index, keys
+    for battle_id, index, pk in Answer.objects.filter(
+        turn__battle__status=Battle.Status.WAITING
+    ).values_list("turn__battle_id", "turn__index", "pk"):
+        key = stream_key(battle_id=battle_id, answer_id=pk)
+        seen = last.get(battle_id)
+        if seen is None or index > seen[0]:
+            last[battle_id] = (index, [key])
+        elif index == seen[0]:
+            seen[1].append(key)
+    readable = answer_streams().readable([key for _, keys in last.values() for key in keys])
     ended = 0
-    for battle_id in Battle.objects.filter(status=Battle.Status.WAITING).values_list(
-        "pk", flat=True
-    ):
-        _, keys = _last_turn_keys(battle_id)
+    for battle_id, (_, keys) in last.items():
         # Only from waiting: a rater who came back and watched it meanwhile keeps it.
-        if answer_streams().readable(keys) != set(keys) and battle_void(
-            battle_id=battle_id, reason=ABANDONED, statuses=(Battle.Status.WAITING,)
+        if not readable.issuperset(keys) and battle_void(
+            battle_id=battle_id, reason=NOBODY_WATCHED, statuses=(Battle.Status.WAITING,)
         ):
             ended += 1
     return ended

@@ -18,7 +18,7 @@ from django.utils import timezone
 from arena.battles.models import Answer, Battle, Turn
 from arena.battles.services import battle_start
 from arena.devtools.processes import CeleryProcess
-from arena.generation.services import ABANDONED
+from arena.generation.services import NOBODY_WATCHED
 from arena.generation.streams import answer_streams, stream_key
 from tests.helpers import (
     ROOT,
@@ -101,7 +101,7 @@ async def test_beat_ends_every_battle_nobody_watched_to_the_end(beat, ws_connect
     for name in ("gone", "expiring"):
         assert await database_sync_to_async(status_of)(battles[name]) == (
             Battle.Status.VOID,
-            ABANDONED,
+            NOBODY_WATCHED,
         )
     assert await database_sync_to_async(status_of)(battles["stuck"]) == (
         Battle.Status.VOID,

@@ -14,7 +14,7 @@ from arena.battles.models import Battle, Turn
 from arena.battles.selectors import battle_in_progress
 from arena.battles.services import battle_rejoin, battle_start, turn_mark_shown, vote_cast
 from arena.core.errors import ServiceError
-from arena.generation.services import ABANDONED, battles_end_unwatched, battles_void_stuck
+from arena.generation.services import NOBODY_WATCHED, battles_end_unwatched, battles_void_stuck
 from arena.generation.streams import answer_streams, stream_key
 from tests.helpers import wait_for_answers
 
@@ -70,7 +70,7 @@ def test_the_sweep_ends_a_generating_battle_whose_answers_finished_long_ago(alic
     assert battles_void_stuck() == 1
     assert Battle.objects.get(pk=readable.pk).status == Battle.Status.WAITING
     gone.refresh_from_db()
-    assert (gone.status, gone.void_reason) == (Battle.Status.VOID, ABANDONED)
+    assert (gone.status, gone.void_reason) == (Battle.Status.VOID, NOBODY_WATCHED)
 
 
 def test_a_waiting_battle_is_abandoned_once_its_streams_are_gone(alice, bob, two_models):
@@ -79,7 +79,7 @@ def test_a_waiting_battle_is_abandoned_once_its_streams_are_gone(alice, bob, two
     streams_gone(battle)
     assert battles_end_unwatched() == 1
     battle.refresh_from_db()
-    assert (battle.status, battle.void_reason) == (Battle.Status.VOID, ABANDONED)
+    assert (battle.status, battle.void_reason) == (Battle.Status.VOID, NOBODY_WATCHED)
     assert Battle.objects.get(pk=kept.pk).status == Battle.Status.WAITING
     with pytest.raises(ServiceError):
         battle_rejoin(battle_id=battle.pk, rater=alice)
