@@ -13,12 +13,14 @@ rater may learn of the models' speeds, phase by phase:
 3. Alone: once one pane has shown its whole answer, the other goes on at the pace both panes had
    together (characters per side per tick, from the first release to that moment), never at its
    own model's speed. A faster model's text waits in the buffer, even after its stream ends:
-   speeding up when it ended would show when that was. Only two things bend the rule. The pace
-   is measured over at least ``pace_window_ticks`` (shorter, and it is the cap: an answer of a
+   speeding up when it ended would show when that was. Two things bend the rule. The pace is
+   measured over at least ``pace_window_ticks`` (shorter, and it is the cap: an answer of a
    few words says nothing about a pace) and is at least ``slowest_share`` of the cap (so a
    slow pair does not keep the rater waiting for text that is there). And text cannot be shown
-   before it exists: a model that falls behind that pace is waited for in whole steps, so its
-   slowness shows as pauses only, and only once it drops below a pace the rater already saw.
+   before it exists: a model that falls behind that pace is waited for in whole steps (of at
+   most the cap), so its slowness shows as pauses only, and only once it drops below a pace the
+   rater already saw. (A turn shown again while its answers are still being written starts with
+   a catch-up, whose pace a model may not keep: it then pauses the same way.)
    A turn whose answers had both ended before anything was shown (a turn shown again) has no
    speed to hide and is caught up as in phase 2.
 """
@@ -162,8 +164,9 @@ class Pacer:
         step = min(int(self.credit), math.ceil(pace))  # a pause ends in a step like any other
         available = self._available(pane)
         out = {s: "" for s in SIDES}
-        if available < step and not pane.done:
-            # Short of a whole step: wait. Showing what there is would show the model's pace.
+        if available < min(step, self.chars_per_tick) and not pane.done:
+            # Short of a whole step (or the cap, after a catch-up's fast pace): wait. Showing
+            # what there is would show the model's own pace.
             return out
         n = min(step, available)
         out[side] = pane.text[pane.shown : pane.shown + n]

@@ -214,3 +214,11 @@ def test_the_pace_counts_the_ticks_the_live_schedule_skips_while_nothing_is_to_b
     every = play(Pacer(chars_per_tick=8), feeds, 200)
     after = [len(o["b"]) for o in skipping[70:150]]
     assert after == [len(o["b"]) for o in every[70:150]] == [2] * 80
+
+
+def test_a_slow_pair_does_not_hold_the_pane_left_alone_below_a_quarter_of_the_cap():
+    # Both models write a character a tick; b's then has 300 more at once. It is not shown at
+    # the pair's crawl (1 a tick), nor all at once or at the cap: at a quarter of the cap.
+    feeds = {"a": timeline(1, 40, "a"), "b": ["b"] * 40 + ["b" * 300, None]}
+    released = play(Pacer(chars_per_tick=12), feeds, 200)
+    assert [len(o["b"]) for o in released[40:140]] == [3] * 100
