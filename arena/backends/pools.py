@@ -38,7 +38,7 @@ from arena.backends.base import (
     TextDelta,
 )
 from arena.backends.http import SecretMissing, secret
-from arena.backends.outbound import GuardedSyncTransport, url_problems
+from arena.backends.outbound import GuardedSyncTransport, shown_url, url_problems
 from arena.backends.pool_state import (
     RENEW_S,
     LocalState,
@@ -338,7 +338,8 @@ class PooledBackend:
             retry = False
             renewing = asyncio.ensure_future(self._renew(replica, token))
             try:
-                yield Routed(replica.url)
+                # Stored with the answer: never with a key an older row's URL may carry.
+                yield Routed(shown_url(replica.url))
                 async for event in backend.stream(request):
                     if isinstance(event, TextDelta) and event.text:
                         got_text = True

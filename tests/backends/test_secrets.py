@@ -7,6 +7,7 @@ records every request), so "nothing sent" and "the key went there" are what the 
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 
 import httpx
@@ -20,7 +21,7 @@ from arena.backends.schema import settings_problems
 from arena.backends.secrets import secret_problems
 from arena.devtools.fixture_server import Canned
 from arena.devtools.mock_server import MockServer
-from tests.helpers import backend, run
+from tests.helpers import ask, backend, run
 
 OPENAI_SSE = "vllm.sse"
 
@@ -217,3 +218,13 @@ async def test_a_stored_health_check_elsewhere_never_carries_the_key_there(serve
         assert server.requests == []
     finally:
         await replica.stop()
+
+
+async def test_a_replica_url_holding_a_key_is_never_sent_nor_kept_with_the_answer(servers):
+    (replica,) = await servers({"ttft_ms": 0, "tokens_per_s": 0, "answer_tokens": 5})
+    keyed = replica.url.replace("http://", "http://u:sk-live-0123456789abcdef@")
+    result = await ask(backend_for("openai_compatible", {"replicas": [{"base_url": keyed}]}))
+    assert (result.status, result.error_kind) == ("error", "bad_request")
+    assert "sk-live" not in json.dumps(result.as_dict())
+    assert result.replica == replica.url.rstrip("/")
+    assert replica.requests == 0
