@@ -65,20 +65,33 @@ _UNSPACED = (
     "\u3400-\u4dbf\u4e00-\u9fff\ua960-\ua97f\uac00-\ud7ff\uf900-\ufaff\uff66-\uff9f"
     "\U00020000-\U0003ffff"
 )
-_WORD = rf"(?:(?![{_UNSPACED}])\w)"  # a letter, digit or underscore a name cannot follow
+# A letter or digit a name cannot follow (an underscore it can: "_Claude_" is italics).
+_WORD = rf"(?:(?![{_UNSPACED}])[^\W_])"
 _LETTER = rf"(?:(?![{_UNSPACED}])[^\W\d_])"  # a letter a name cannot run into
 _SEP = r"[\s._\-*·]"
 _WORDS_SEP = rf"{_SEP}{{0,3}}"  # between a name's own words: "Deep Owl", "DeepOwl"
-_SPELT_SEP = rf"{_SEP}{{1,2}}"  # between every letter of a name spelt out
+# Between every letter of a name spelt out: one mark with a little space around it, or
+# whitespace alone (a browser shows a run of it as one space).
+_SPELT_SEP = r"(?:[ \t]{0,3}[._\-*·][ \t]{0,3}|\s{1,8})"
+# Three letters spelt out with a space before each mark are more often algebra ("x - a - i").
+_SPELT_SEP_SHORT = r"(?:[._\-*·][ \t]{0,3}|\s{1,8})"
+_SPELT_WIDTH = 9  # the most skeleton characters a spelt-out letter takes, with its separator
+# Between the letters of a name written whole: markup the page renders as nothing visible
+# between letters ("Cl**au**de", "Cl`au`de", "$C$laude").
+_MARKUP = r"[*_~`$]{0,4}"
 _SPELT_MIN = 3  # letters a name needs before spelling it out is a disguise, not chance
 
 # What may follow a name as part of it: a version and a variant ("GPT-4o", "Claude-3.5",
 # "gemini-2.5-pro", "Llama3.1"), then a plural or short suffix glued on ("GPTs", "ClaudeAI").
 _VERSION = r"(?:[0-9]+(?:\.[0-9]+)*[a-zI]*)?(?:-[a-zI0-9]+(?:\.[0-9]+)*)*"
 _GLUED = r"(?:s|es|a[iI]|bot)?"
-# The same, cut off anywhere: a tail still arriving.
-_SUFFIX_SO_FAR = r"[0-9a-zI.\-]*"
 _SUFFIX_ROOM = 24  # skeleton characters of suffix a held tail may grow by
+
+# Separators and markup between letters; and i, l and a capital I made one letter. A tail
+# read this loosely may only *begin* a name, so the looseness errs on the side of holding it
+# back a little longer; a spelt-out run read so is still letter for letter.
+_GAPS = re.compile(r"[\s._\-*·~`$]+")
+_IL = str.maketrans("il", "II")
 
 _ASCII_FOLD = str.maketrans(
     "ABCDEFGHJKLMNOPQRSTUVWXYZ", "abcdefghjklmnopqrstuvwxyz"
@@ -135,50 +148,102 @@ def _units(term: str) -> list[list[str]]:
     return [list(word) for word in re.split(r"[\W_]+", folded) if word]
 
 
-def _forms(term: str) -> list[list[tuple[str, str]]]:
-    """Each way of writing the term, as (separator before, letter) pairs: whole, and (when it
-    is long enough) spelt out letter by letter."""
+def _whole(term: str) -> str:
+    """The term written whole, as a pattern: its words joined by a few separators or none,
+    markup allowed between its letters."""
     words = _units(term)
-    whole = [("" if j else _WORDS_SEP, _letter(c)) for w in words for j, c in enumerate(w)]
-    if not whole:
-        return []
-    whole[0] = ("", whole[0][1])
-    forms = [whole]
-    letters = [_letter(c) for w in words for c in w]
-    if len(letters) >= _SPELT_MIN:
-        forms.append([("" if not k else _SPELT_SEP, c) for k, c in enumerate(letters)])
-    return forms
+    return _WORDS_SEP.join(_MARKUP.join(_letter(c) for c in w) for w in words)
 
 
-def _whole(form: list[tuple[str, str]]) -> str:
-    return "".join(sep + c for sep, c in form)
+def _letters(term: str) -> str:
+    """A term's letters alone, with i, l and I made one (how spelt-out runs are compared)."""
+    return "".join("".join(w) for w in _units(term)).translate(_IL)
 
 
-def _prefix(form: list[tuple[str, str]]) -> str:
-    """Any beginning of the form, as far as its first letter."""
-    rest = ""
-    for sep, c in reversed(form[1:]):
-        rest = f"(?:{sep}(?:{c}{rest})?)?" if sep else f"(?:{c}{rest})?"
-    return form[0][1] + rest
-
-
-def _sorted_forms(terms: tuple[str, ...]) -> list[list[tuple[str, str]]]:
-    clean = sorted({t.strip() for t in terms if t and t.strip()})
-    forms = [f for t in clean for f in _forms(t)]
+def _clean(terms: tuple[str, ...]) -> list[str]:
     # Longest first, so "ChatGPT" is tried before "GPT" and a whole name before a shorter one.
-    return sorted(forms, key=len, reverse=True)
+    clean = {t.strip() for t in terms if t and t.strip() and _units(t)}
+    return sorted(clean, key=lambda t: (-len(_letters(t)), t))
+
+
+# Runs of single letters or digits, each apart from the next by a separator: where a name
+# spelt out can be. Spelt-out names are looked up in such a run rather than each written
+# into the name pattern, which would make it several times longer (and slower to compile).
+_SINGLE = rf"(?:(?![{_UNSPACED}])[^\W_])(?!{_WORD})"
+_SPELT_RUN = re.compile(rf"(?<!{_WORD}){_SINGLE}(?:{_SPELT_SEP}{_SINGLE})+")
+_SHORT_GAP = re.compile(_SPELT_SEP_SHORT)
+_AFTER_NAME = re.compile(rf"{_VERSION}{_GLUED}(?!{_LETTER})")
+
+
+def _spelt_spans(skel: str, spelt: dict[int, frozenset[str]]) -> list[tuple[int, int]]:
+    """Names spelt out letter by letter in the skeleton, with any version after them."""
+    found: list[tuple[int, int]] = []
+    for run in _SPELT_RUN.finditer(skel):
+        at = [k for k in range(*run.span()) if not _GAPS.match(skel, k)]
+        letters = "".join(skel[k] for k in at).translate(_IL)
+        i = 0
+        while i < len(at):
+            for size in sorted(spelt, reverse=True):
+                if letters[i : i + size] not in spelt[size]:
+                    continue
+                first, last = at[i], at[i + size - 1]
+                gaps = zip(at[i : i + size - 1], at[i + 1 : i + size], strict=True)
+                if size == _SPELT_MIN and not all(
+                    _SHORT_GAP.fullmatch(skel, a + 1, b) for a, b in gaps
+                ):
+                    continue
+                after = _AFTER_NAME.match(skel, last + 1)
+                found.append((first, after.end() if after else last + 1))
+                i += size - 1
+                break
+            i += 1
+    return found
+
+
+_RLO = "\u202e"
+# An override runs to its pop, or the end of the paragraph.
+_OVERRIDE_RUN = re.compile(r"\u202e[^\u202c]*?(?=\u202c|\n[ \t]*\n|\Z)")
+
+
+def _merged(spans: list[tuple[int, int]]) -> list[tuple[int, int]]:
+    out: list[tuple[int, int]] = []
+    for start, end in sorted(spans):
+        if out and start < out[-1][1]:
+            out[-1] = (out[-1][0], max(out[-1][1], end))
+        else:
+            out.append((start, end))
+    return out
 
 
 class NamePattern:
     """Every protected name, disguised or not, found in the original text."""
 
     def __init__(self, terms: tuple[str, ...]) -> None:
-        names = "|".join(_whole(f) for f in _sorted_forms(terms))
+        clean = _clean(terms)
+        names = "|".join(_whole(t) for t in clean)
         self.regex = re.compile(rf"(?<!{_WORD})(?:{names}){_VERSION}{_GLUED}(?!{_LETTER})")
+        spelt: dict[int, set[str]] = {}
+        for t in clean:
+            letters = _letters(t)
+            if len(letters) >= _SPELT_MIN:
+                spelt.setdefault(len(letters), set()).add(letters)
+        self.spelt = {size: frozenset(names) for size, names in spelt.items()}
+
+    def _skeleton_spans(self, skel: str) -> list[tuple[int, int]]:
+        found = [m.span() for m in self.regex.finditer(skel)]
+        return _merged(found + _spelt_spans(skel, self.spelt)) if self.spelt else found
 
     def spans(self, text: str) -> list[tuple[int, int]]:
         skel, origin = skeleton(text)
-        return [_span(origin, len(text), *m.span()) for m in self.regex.finditer(skel)]
+        found = [_span(origin, len(text), s, e) for s, e in self._skeleton_spans(skel)]
+        if _RLO in text:
+            # A right-to-left override shows what follows it backwards: "\u202eedualC" reads
+            # "Claude". Such a run naming a model goes whole.
+            for run in _OVERRIDE_RUN.finditer(text):
+                if self._skeleton_spans(skeleton(run.group()[::-1])[0]):
+                    found.append(run.span())
+            found = _merged(found)
+        return found
 
     def search(self, text: str) -> tuple[int, int] | None:
         found = self.spans(text)
@@ -200,34 +265,65 @@ class NamePattern:
 
 @lru_cache(maxsize=32)
 def name_pattern(terms: tuple[str, ...]) -> NamePattern | None:
-    return NamePattern(terms) if _sorted_forms(terms) else None
+    return NamePattern(terms) if _clean(terms) else None
+
+
+_SUFFIX_LETTERS = re.compile(r"[0-9a-zI]*")
+_WORD_START = re.compile(rf"(?<!{_WORD}){_WORD}")
 
 
 @lru_cache(maxsize=32)
-def _tail_pattern(terms: tuple[str, ...]) -> tuple[re.Pattern[str], int] | None:
-    forms = _sorted_forms(terms)
-    if not forms:
+def _tail_index(terms: tuple[str, ...]) -> tuple[frozenset[str], frozenset[str], int] | None:
+    """Every name's letters, every beginning of them, and how far back a tail can reach."""
+    names = {_letters(t) for t in _clean(terms)}
+    if not names:
         return None
-    prefixes = "|".join(_prefix(f) for f in forms)
-    names = "|".join(_whole(f) for f in forms)
-    pattern = re.compile(rf"(?<!{_WORD})(?:(?:{names}){_SUFFIX_SO_FAR}|{prefixes})\Z")
-    # The most skeleton characters a name's tail can take: spelt out, two separators a letter.
-    longest = max(len(f) for f in forms) * 3 + _SUFFIX_ROOM
-    return pattern, longest
+    prefixes = frozenset(n[:k] for n in names for k in range(1, len(n) + 1))
+    # The most skeleton characters a name's tail can take: spelt out, with wide separators.
+    return prefixes, frozenset(names), max(map(len, names)) * _SPELT_WIDTH + _SUFFIX_ROOM
+
+
+def _could_begin_name(tail: str, prefixes: frozenset[str], names: frozenset[str]) -> bool:
+    """Does this skeleton tail read as the beginning of a name, or as a whole name with a
+    version or suffix so far?"""
+    if tail[:2].translate(_IL) not in prefixes and not _GAPS.match(tail, 1):
+        return False  # the common case, cheaply: two letters that begin no name
+    letters = _GAPS.sub("", tail).translate(_IL)
+    if letters in prefixes:
+        return True
+    return any(
+        letters[:k] in names and _SUFFIX_LETTERS.fullmatch(letters, k)
+        for k in range(max(1, len(letters) - _SUFFIX_ROOM), len(letters))
+    )
+
+
+def _open_override(text: str, shown: int) -> int | None:
+    """Where a right-to-left override still open at the end of the text (not yet shown)
+    begins."""
+    at = text.rfind(_RLO, shown)
+    if at < 0 or "\u202c" in text[at:] or re.search(r"\n[ \t]*\n", text[at:]):
+        return None
+    return at
 
 
 def held_tail(text: str, shown: int, terms: tuple[str, ...]) -> int:
     """How many characters at the end of ``text`` (past the first ``shown``) could be the
     start of a protected name, however disguised, or a whole name whose suffix may still be
     arriving: they must wait for more text before they are shown."""
-    found = _tail_pattern(terms)
+    found = _tail_index(terms)
     if found is None:
         return 0
-    pattern, longest = found
+    prefixes, names, longest = found
     end = len(text)
+    override = _open_override(text, shown)
+    if override is not None:
+        # Backwards text still arriving: its first characters shown are a name's last.
+        return end - override
     # Back from the end by skeleton characters, not the text's: a run of invisible
     # characters inside a name must not push its beginning out of reach.
     lo, size = end, 0
+    if text[max(shown, end - longest) : end].isascii():  # one skeleton character each
+        lo, size = max(shown, end - longest), longest
     while lo > shown and size < longest:
         lo -= 1
         size += len(fold_char(text[lo]))
@@ -240,8 +336,11 @@ def held_tail(text: str, shown: int, terms: tuple[str, ...]) -> int:
     pos = lo - context
     if origin is not None:
         pos = next((k for k, i in enumerate(origin) if i >= lo - context), len(skel))
-    match = pattern.search(skel, pos)
-    if match is None:
-        return 0
-    start = match.start() if origin is None else origin[match.start()]
-    return end - (context + start)
+    # Where a name may begin (a letter or digit not right after another, as in the name
+    # pattern), the first from which the rest reads as the beginning of some name.
+    for begin in _WORD_START.finditer(skel, pos):
+        k = begin.start()
+        if skel[k].translate(_IL) in prefixes and _could_begin_name(skel[k:], prefixes, names):
+            start = k if origin is None else origin[k]
+            return end - (context + start)
+    return 0

@@ -24,7 +24,7 @@ TERMS = ("Claude", "ChatGPT", "GPT", "Deep Owl", "xAI")
         ("Hello world", 0),
         ("Metaphor", 0),
         ("ReCla", 0),  # inside a longer Latin word a name cannot begin
-        ("x_Cla", 0),
+        ("x_Cla", 3),  # an underscore does not hide a name: "_Claude_" is italics
         ("Clause", 0),  # no name begins with this
     ],
 )

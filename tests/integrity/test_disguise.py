@@ -61,6 +61,18 @@ DISGUISES: dict[str, Callable[[str], str]] = {
     "combining accent": lambda n: n[:-1] + "\u0301" + n[-1],
     "capital I for l": lambda n: n.replace("l", "I"),
     "cyrillic, spaced, zero-width": lambda n: "\u200b ".join(swap(CYRILLIC, n)),
+    "wide spaces": "    ".join,
+    "one letter a paragraph": "\n\n".join,
+    "markdown inside the word": lambda n: n[:1] + "**" + n[1:-1] + "**" + n[-1:],
+    "markdown italics": lambda n: f"_{n}_",
+    "code spans inside the word": lambda n: n[:1] + "`" + n[1:] + "`",
+    "right-to-left override": lambda n: "\u202e" + n[::-1] + "\u202c",
+}
+# What is left around the redaction: markup that shows nothing by itself.
+LEFT_AROUND = {
+    "markdown italics": ("_", "_"),
+    "code spans inside the word": ("", "`"),
+    "right-to-left override": ("", "\u202c"),
 }
 
 
@@ -71,8 +83,9 @@ DISGUISES: dict[str, Callable[[str], str]] = {
 )
 def test_a_disguised_name_is_redacted_whole_in_the_original_text(name, how):
     disguised = DISGUISES[how](name)
+    left, right = LEFT_AROUND.get(how, ("", ""))
     text = f"Ça va? I am {disguised}, made with care — 好."
-    assert redact(text, TERMS) == f"Ça va? I am {REDACTED}, made with care — 好."
+    assert redact(text, TERMS) == f"Ça va? I am {left}{REDACTED}{right}, made with care — 好."
 
 
 @pytest.mark.parametrize("name", NAMES)
@@ -101,6 +114,9 @@ def test_every_table_disguise_really_changes_the_name(name):
         "Anthropicene? No: anthropology.",
         "the mistrial was declared",
         "x,a,i are variables",
+        "x - a - i = 0",  # three letters spelt with spaced marks: algebra, not xAI
+        "for i in range(10):\n    x = a[i]",
+        "\u202eolleh\u202c",  # backwards, but no name
     ],
 )
 def test_ordinary_words_containing_a_name_pass_untouched(text):
@@ -134,6 +150,9 @@ def test_redaction_keeps_the_text_around_a_disguised_name_exactly(text, shown):
         ("so ClaudeA", 7),  # a whole name whose suffix ("AI") may still be arriving
         ("so Clau\u0301", 5),
         ("so Gemini-2.", 9),
+        ("so \u202eedu", 4),  # backwards text still open: "edu" may end "edualC"
+        ("so C    l", 6),
+        ("so Cl**au", 6),
         ("so Cla and more", 0),
         ("so the sea", 0),
         ("so Clause", 0),
@@ -148,12 +167,22 @@ def test_a_long_run_of_invisible_characters_does_not_push_a_name_out_of_reach():
     assert name_tail(text, 0, TERMS) == len(text) - len("so ")
 
 
-STREAMED = ["C l a u d e", "Сlaude", "Cl\u200baude", "ＧＰＴs", "A-n-t-h-r-o-p-i-c", "ClaudeAI"]
+STREAMED = {
+    "C l a u d e": REDACTED,
+    "Сlaude": REDACTED,
+    "Cl\u200baude": REDACTED,
+    "ＧＰＴs": REDACTED,
+    "A-n-t-h-r-o-p-i-c": REDACTED,
+    "ClaudeAI": REDACTED,
+    "Cl**au**de": REDACTED,
+    "\u202eedualC\u202c": REDACTED + "\u202c",
+}
 
 
 @pytest.mark.parametrize("disguised", STREAMED)
 def test_a_disguised_name_split_anywhere_in_a_stream_is_never_shown_even_in_part(disguised):
     text = f"I am {disguised}, hi."
+    expected = f"I am {STREAMED[disguised]}, hi."
     for split in range(1, len(text)):
         pacer = Pacer(
             chars_per_tick=1000,
@@ -164,11 +193,11 @@ def test_a_disguised_name_split_anywhere_in_a_stream_is_never_shown_even_in_part
         pacer.feed("b", "other side")
         first = pacer.tick()["a"]
         # What went out before the rest arrived is never a piece of the name.
-        assert f"I am {REDACTED}, hi.".startswith(first), split
+        assert expected.startswith(first), split
         pacer.feed("a", text[split:])
         pacer.finish("a")
         pacer.finish("b")
-        assert first + pacer.tick()["a"] == f"I am {REDACTED}, hi.", split
+        assert first + pacer.tick()["a"] == expected, split
 
 
 def test_compare_masking_hides_disguised_names_from_the_judge():
