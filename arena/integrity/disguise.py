@@ -17,13 +17,19 @@ Each skeleton character remembers which character of the original it came from, 
 is replaced whole, invisible characters and all, in the original text.
 
 A name matches written whole (its own words joined by up to three separators or none:
-``Deep Owl``, ``DeepOwl``), or spelt out with one or two separators (space, dot, dash,
-underscore, ``*``, ``·``) between *every* pair of its letters: ``C l a u d e``, ``G.P.T.``.
+``Deep Owl``, ``DeepOwl``; markup that shows nothing between its letters: ``Cl**au**de``), or
+spelt out with a separator (whitespace, or a dot, dash, underscore, ``*`` or ``·`` with a
+little space around it) between *every* pair of its letters: ``C l a u d e``, ``G. P. T.``.
 Spelling out only in places is not a disguise but ordinary text: "I met a friend" is not
 "Meta". A name runs on into a version (``GPT-4o``, ``Llama3.1``, ``gemini-2.5-pro``) and may
 be glued to a plural or a short suffix (``GPTs``, ``ClaudeAI``, ``ClaudeBot``), but a name
 inside a longer word is ordinary text ("egypt", "metaphor", "Claudette"). A name may follow
-or precede text in scripts written without spaces (``我是Claude模型``).
+or precede text in scripts written without spaces (``我是Claude模型``). A right-to-left
+override that shows a name reversed (``\u202eedualC``) is replaced whole.
+
+Not caught: names translated or transliterated (``Клод``, ``克劳德``), leetspeak
+(``Cl4ude``), reversed text without an override, look-alikes from scripts outside the table
+(Armenian, Cherokee), and descriptions ("the lab Dario Amodei founded").
 """
 
 from __future__ import annotations
@@ -51,8 +57,9 @@ _LOOKALIKES = {
     # Latin letters that pass for others
     "ı": "i", "ȷ": "j", "ɡ": "g", "ɑ": "a", "ɩ": "i", "ʟ": "l", "ᴄ": "c", "ᴏ": "o",
     "ǀ": "I", "ℓ": "l",
-    # Dashes and dots that separate spelt-out letters as well as ASCII ones do
-    "‐": "-", "‑": "-", "‒": "-", "–": "-", "—": "-", "―": "-", "−": "-", "•": ".",
+    # Hyphens and dots that separate spelt-out letters as well as ASCII ones do; a dash, as
+    # punctuation ("Claude—an assistant"), is a space, not the start of a version.
+    "‐": "-", "‑": "-", "‒": "-", "−": "-", "–": " ", "—": " ", "―": " ", "•": ".",
     "‧": ".", "∙": ".", "⋅": ".",
 }  # fmt: skip
 # Invisible, though not category Cf: Hangul fillers, the braille blank.

@@ -132,6 +132,7 @@ def test_ordinary_words_containing_a_name_pass_untouched(text):
         ("DeepOwl, Deep_Owl and D e e p O w l", f"{REDACTED}, {REDACTED} and {REDACTED}"),
         ("ﬁne, says Ｃｌａｕｄｅ", f"ﬁne, says {REDACTED}"),  # a ligature before: offsets hold
         ("Clau\u0301de\u200b.", f"{REDACTED}."),  # marks and invisibles after go with it
+        ("I am Claude—an assistant", f"I am {REDACTED}—an assistant"),  # a dash, no version
     ],
 )
 def test_redaction_keeps_the_text_around_a_disguised_name_exactly(text, shown):
