@@ -216,6 +216,13 @@ def _checked(host: str, infos: list) -> list[str]:
     return addresses
 
 
+def _literal_infos(host: str, port: int) -> list | None:
+    """getaddrinfo's answer for a host that is an address already (no lookup: most replicas
+    are named by address, and a thread hop per new connection would show in TTFT)."""
+    ip = _literal(host)
+    return None if ip is None else [(None, None, None, "", (str(ip), port))]
+
+
 class _GuardedAsyncBackend(httpcore.AsyncNetworkBackend):
     def __init__(self) -> None:
         self.inner = httpcore.AnyIOBackend()
@@ -232,9 +239,11 @@ class _GuardedAsyncBackend(httpcore.AsyncNetworkBackend):
                   "socket_options": socket_options}  # fmt: skip
         if _name_allowed(host, allowed()[0]):
             return await self.inner.connect_tcp(host, port, **kwargs)
+        infos = _literal_infos(host, port)
         try:
-            with anyio.fail_after(timeout):
-                infos = await anyio.getaddrinfo(host, port, type=socket.SOCK_STREAM)
+            if infos is None:  # a name: resolved off the loop, within the connect timeout
+                with anyio.fail_after(timeout):
+                    infos = await anyio.getaddrinfo(host, port, type=socket.SOCK_STREAM)
         except (OSError, TimeoutError) as exc:
             raise httpcore.ConnectError(f"{host} cannot be resolved ({exc}).") from exc
         last: Exception | None = None
@@ -269,7 +278,9 @@ class _GuardedSyncBackend(httpcore.NetworkBackend):
         if _name_allowed(host, allowed()[0]):
             return self.inner.connect_tcp(host, port, **kwargs)
         try:
-            infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)
+            infos = _literal_infos(host, port) or socket.getaddrinfo(
+                host, port, type=socket.SOCK_STREAM
+            )
         except OSError as exc:
             raise httpcore.ConnectError(f"{host} cannot be resolved ({exc}).") from exc
         last: Exception | None = None
