@@ -161,3 +161,16 @@ async def test_an_error_mid_stream_is_not_echoed_either(server):
     result, _ = await run(backend(server, "openai_compatible"))
     assert result.error_kind == "server"
     assert result.error_message == "The backend failed mid-stream: the backend failed"
+
+
+async def test_the_demo_allows_loopback_and_its_mock_replicas_explicitly(server, settings):
+    from arena.management.commands.demo import allow_demo_hosts
+
+    settings.ARENA_BACKEND_ALLOW_HOSTS = []
+    server.response = Canned.sse("vllm.sse")
+    assert settings_problems("openai_compatible", {"base_url": server.url})
+    allow_demo_hosts(["http://mock:9100/v1", "http://mock:9101/v1"])
+    assert settings.ARENA_BACKEND_ALLOW_HOSTS == ["127.0.0.1", "localhost", "::1", "mock"]
+    assert settings_problems("openai_compatible", {"base_url": server.url}) == []
+    result, _ = await run(backend(server, "openai_compatible"))
+    assert result.status == "ok"

@@ -29,9 +29,10 @@ def allow_demo_hosts(replicas: list[str]) -> list[str]:
     and loopback are allowed to backends explicitly, as an operator allows theirs with
     ARENA_BACKEND_ALLOW_HOSTS; other processes (Celery workers) need that variable set."""
     hosts = ["127.0.0.1", "localhost", "::1", *(urlsplit(u).hostname or "" for u in replicas)]
-    current = list(getattr(settings, "ARENA_BACKEND_ALLOW_HOSTS", []) or [])
-    settings.ARENA_BACKEND_ALLOW_HOSTS = current + [h for h in hosts if h and h not in current]
-    return settings.ARENA_BACKEND_ALLOW_HOSTS
+    allowed = list(getattr(settings, "ARENA_BACKEND_ALLOW_HOSTS", []) or [])
+    allowed += [h for h in dict.fromkeys(hosts) if h and h not in allowed]
+    settings.ARENA_BACKEND_ALLOW_HOSTS = allowed
+    return allowed
 
 
 class Command(BaseCommand):
