@@ -39,6 +39,9 @@ MISBEHAVIOURS = (
     "blocked",
     "incomplete",
     "slow_first_token",
+    # The prefix (a name in disguise, say) one character a chunk: redaction must hold back
+    # whatever could still become a name, however the stream splits it.
+    "prefix_by_char",
     # As a judge (``judge: true``): a reply that is not JSON on the first try of each request,
     # or always; a refusal of any temperature; a judge that always prefers what it saw first.
     "judge_bad_json_once",
@@ -225,6 +228,8 @@ class MockBackend:
                 return
         text = judge_reply(request, s) if s.judge else answer_text(request.model_id, request, s)
         chunks = list(word_chunks(text))
+        if s.misbehaviour == "prefix_by_char" and text.startswith(s.prefix):
+            chunks = [*s.prefix, *word_chunks(text[len(s.prefix) :])]
         # A chunk is a token here: never more than max_tokens, cut as a real server cuts.
         limit = int(request.params.get("max_tokens") or 0)
         cut = 0 < limit < len(chunks)

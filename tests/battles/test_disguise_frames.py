@@ -21,8 +21,8 @@ from tests.helpers import (
 
 pytestmark = pytest.mark.usefixtures("generation")
 
-# What the sly model says first; the mock streams it word by word (spelt-out names arrive a
-# letter at a time, so the held tail has to wait for each), then its ordinary answer.
+# What the sly model says first; the mock streams it one character a chunk (so each name
+# arrives in pieces, and the held tail has to wait for the rest), then its ordinary answer.
 DISGUISES = {
     "glued suffix": ("ClaudeAI", "Anthropic"),
     "spelt out": ("C l a u d e", "A-n-t-h-r-o-p-i-c"),
@@ -31,6 +31,7 @@ DISGUISES = {
     "fullwidth plural": ("ＧＰＴs", "ＯｐｅｎＡＩ"),
     "dotted and greek": ("G.e.m.i.n.i", "Μeta"),  # Greek Μ
     "underscored": ("M_i_s_t_r_a_l", "L l a m a"),
+    "markup and right-to-left": ("Cl**au**de", "\u202e" + "Anthropic"[::-1] + "\u202c"),
 }
 
 
@@ -41,7 +42,7 @@ async def test_a_disguised_name_never_reaches_the_rater_and_the_vote_is_flagged(
     name, maker = DISGUISES[how]
     honest = await database_sync_to_async(make_model)("Honest", "honest-1")
     sly = await database_sync_to_async(make_model)(
-        "Sly", "sly-1", prefix=f"I am {name}, trained by {maker}. "
+        "Sly", "sly-1", prefix=f"I am {name}, trained by {maker}. ", misbehaviour="prefix_by_char"
     )
     comm = await ws_connect(alice)
     await comm.connect()
@@ -50,7 +51,11 @@ async def test_a_disguised_name_never_reaches_the_rater_and_the_vote_is_flagged(
 
     shown = {side: pane_text(frames, side) for side in "ab"}
     sly_side = "a" if shown["a"].startswith("I am") else "b"
-    assert shown[sly_side].startswith("I am [model name], trained by [model name]. ")
+    assert (
+        shown[sly_side]
+        .replace("\u202c", "")
+        .startswith("I am [model name], trained by [model name]. ")
+    )
     everything = json.dumps(frames, ensure_ascii=False)
     for secret in (name, maker):
         assert secret not in everything
