@@ -155,13 +155,13 @@ def identity_pattern(terms: tuple[str, ...]) -> NamePattern | None:
 
 def name_tail(text: str, shown: int, terms: tuple[str, ...]) -> int:
     """How many characters at the end of ``text`` (past the first ``shown``) could be the
-    start of a protected name, however disguised (``C l a``, ``Cl\u200b``), or a whole name
+    start of a protected name, however disguised (``C l a``, ``Cl\\u200b``), or a whole name
     whose version or suffix may still be arriving, and so must wait for more text before they
     are shown.
 
     Only such a tail is held back: one that begins where a name may begin (as in
-    ``identity_pattern``: not right after a letter, digit or underscore of a script written
-    with spaces) and reads as the beginning of some term, or as a term and a suffix so far.
+    ``identity_pattern``: not right after a letter or digit of a script written with
+    spaces) and reads as the beginning of some term, or as a term and a suffix so far.
     """
     return held_tail(text, shown, terms)
 

@@ -1,7 +1,7 @@
 """Protected names however an answer disguises them (pure).
 
 A model told not to name itself, or a prompt asking it to slip its name past the filter, can
-write ``C l a u d e``, ``ClaudeAI``, ``Сlaude`` (a Cyrillic С), ``Cl\u200baude`` (a zero-width
+write ``C l a u d e``, ``ClaudeAI``, ``Сlaude`` (a Cyrillic С), ``Cl\\u200baude`` (a zero-width
 space), ``ＧＰＴ`` (fullwidth) or ``A-n-t-h-r-o-p-i-c``. Each is found by matching on a
 *skeleton* of the text rather than the text itself:
 
@@ -25,7 +25,7 @@ Spelling out only in places is not a disguise but ordinary text: "I met a friend
 be glued to a plural or a short suffix (``GPTs``, ``ClaudeAI``, ``ClaudeBot``), but a name
 inside a longer word is ordinary text ("egypt", "metaphor", "Claudette"). A name may follow
 or precede text in scripts written without spaces (``我是Claude模型``). A right-to-left
-override that shows a name reversed (``\u202eedualC``) is replaced whole.
+override that shows a name reversed (``\\u202eedualC``) is replaced whole.
 
 Not caught: names translated or transliterated (``Клод``, ``克劳德``), leetspeak
 (``Cl4ude``), reversed text without an override, look-alikes from scripts outside the table
