@@ -33,6 +33,7 @@ from arena.backends.outbound import GuardedAsyncTransport, url_problems
 from arena.backends.secrets import (  # noqa: F401  (the names other modules import from here)
     SecretMissing,
     header_problems,
+    key_destination_problem,
     secret,
     secret_problems,
 )
@@ -270,6 +271,9 @@ class HTTPBackend:
             self.settings.get("headers")
         ):
             yield StreamError("bad_request", problems[0])
+            return
+        if problem := key_destination_problem(self.settings.get("api_key_env"), self.base_url):
+            yield StreamError("auth", problem)
             return
         try:
             key = secret(self.settings)

@@ -141,6 +141,16 @@ def host_problem(host: str) -> str:
     )
 
 
+def explicitly_allowed(host: str) -> bool:
+    """Whether the operator named ``host`` itself in ARENA_BACKEND_ALLOW_HOSTS: by name, or an
+    address inside an allowed network (a name that merely resolves into one does not count)."""
+    names, networks = allowed()
+    if _name_allowed(host, names):
+        return True
+    ip = _literal(host)
+    return ip is not None and any(ip in n for n in networks if n.version == ip.version)
+
+
 def _secret_query(name: str) -> bool:
     lowered = name.lower()
     return any(word in lowered for word in _SECRET_QUERY_WORDS)

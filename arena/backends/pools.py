@@ -37,7 +37,7 @@ from arena.backends.base import (
     StreamError,
     TextDelta,
 )
-from arena.backends.http import SecretMissing, secret
+from arena.backends.http import SecretMissing, key_destination_problem, secret
 from arena.backends.outbound import GuardedSyncTransport, shown_url, url_problems
 from arena.backends.pool_state import (
     RENEW_S,
@@ -301,8 +301,11 @@ def health_check(settings: dict, factory: Callable[[dict], Backend] | None = Non
     headers: dict[str, str] = {}
     if spec["auth"] and factory is not None:
         backend = factory(settings)
+        conf = getattr(backend, "settings", settings)
         try:
-            key = secret(getattr(backend, "settings", settings))
+            # A vendor's key only ever goes to its own API (secrets.key_destination_problem).
+            refused = key_destination_problem(conf.get("api_key_env"), base)
+            key = None if refused else secret(conf)
         except SecretMissing:
             key = None
         if key and hasattr(backend, "auth_headers"):

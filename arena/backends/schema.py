@@ -11,9 +11,13 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from arena.backends.anthropic import AnthropicBackend
+from arena.backends.gemini import GeminiBackend
 from arena.backends.mock import MISBEHAVIOURS, STYLES
+from arena.backends.openai import OpenAIBackend
 from arena.backends.outbound import url_problems
 from arena.backends.pools import health_problems, replica_problems
+from arena.backends.secrets import key_destination_problem
 
 Check = Callable[[object], str]  # "" when the value is fine, else what it should be
 
@@ -108,6 +112,31 @@ SCHEMAS: dict[str, dict[str, Check]] = {
 }
 
 
+# Each vendor kind's own key variable and API, where its settings name neither.
+_VENDOR_DEFAULTS: dict[str, tuple[str, str]] = {
+    kind: (cls.default_key_env, cls.default_base_url)
+    for kind, cls in (("openai", OpenAIBackend), ("anthropic", AnthropicBackend),
+                      ("gemini", GeminiBackend))
+    if cls.default_key_env
+}  # fmt: skip
+
+
+def _key_destinations(kind: str, settings: dict) -> list[str]:
+    """A vendor's key (``secrets.VENDOR_KEY_HOSTS``) goes only to its own API: checked for
+    the base URL and every replica, with the key each would use."""
+    default_env, default_url = _VENDOR_DEFAULTS.get(kind, (None, ""))
+    top = {k: v for k, v in settings.items() if k != "replicas"}
+    replicas = settings.get("replicas")
+    entries = [e for e in replicas if isinstance(e, dict)] if isinstance(replicas, list) else [{}]
+    problems = []
+    for entry in entries:
+        conf = {**top, **entry}
+        env = conf.get("api_key_env") or (None if conf.get("api_key_file") else default_env)
+        if problem := key_destination_problem(env, conf.get("base_url") or default_url):
+            problems.append(f"'api_key_env': {problem}")
+    return list(dict.fromkeys(problems))
+
+
 def settings_help() -> str:
     """Each kind's settings keys, and the mock's misbehaviours: the model form's help."""
     kinds = "; ".join(f"{kind}: {', '.join(sorted(keys))}" for kind, keys in SCHEMAS.items())
@@ -136,4 +165,4 @@ def settings_problems(kind: str, settings: dict) -> list[str]:
             problems += url_problems(value, key)
     if not settings.get("replicas") and "health" in settings:
         problems += health_problems(settings)
-    return problems + replica_problems(settings)
+    return problems + replica_problems(settings) + _key_destinations(kind, settings)

@@ -14,10 +14,11 @@ from __future__ import annotations
 import os
 import re
 from pathlib import Path
+from urllib.parse import urlsplit
 
 from django.conf import settings
 
-from arena.backends.outbound import shown_url
+from arena.backends.outbound import explicitly_allowed, shown_url
 
 ENV_SETTING = "ARENA_SECRET_ENV_PREFIXES"
 DIRS_SETTING = "ARENA_SECRET_DIRS"
@@ -49,8 +50,36 @@ _LONG_TOKEN = re.compile(r"^(?=.*[0-9])(?=.*[A-Za-z])[A-Za-z0-9_\-+/=.~]{32,}$")
 POINTER = "name the environment variable in 'api_key_env' (or a file in 'api_key_file')"
 
 
+# A vendor's own key variable is sent only to that vendor's API (or to a host the operator
+# named in ARENA_BACKEND_ALLOW_HOSTS, such as their own gateway): whoever may edit a model must
+# not be able to point it elsewhere and receive the key.
+VENDOR_KEY_HOSTS = {
+    "OPENAI_API_KEY": "api.openai.com",
+    "ANTHROPIC_API_KEY": "api.anthropic.com",
+    "GEMINI_API_KEY": "generativelanguage.googleapis.com",
+}
+
+
 class SecretMissing(Exception):
     pass
+
+
+def key_destination_problem(env_name: object, url: object) -> str:
+    """Why the key in ``env_name`` may not be sent to ``url``; "" when it may."""
+    home = VENDOR_KEY_HOSTS.get(str(env_name or ""))
+    if home is None or not isinstance(url, str):
+        return ""
+    try:
+        host = (urlsplit(url).hostname or "").lower().rstrip(".")
+    except ValueError:
+        host = ""
+    if host == home or explicitly_allowed(host):
+        return ""
+    return (
+        f"The key in {env_name} is sent only to {home} (or a host named in "
+        f"ARENA_BACKEND_ALLOW_HOSTS), not to {host or 'this URL'}: put this server's key in "
+        "a variable of its own (for example ARENA_KEY_...) and name it in 'api_key_env'."
+    )
 
 
 def _listed(name: str, default: tuple[str, ...]) -> tuple[str, ...]:

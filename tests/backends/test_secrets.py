@@ -228,3 +228,49 @@ async def test_a_replica_url_holding_a_key_is_never_sent_nor_kept_with_the_answe
     assert "sk-live" not in json.dumps(result.as_dict())
     assert result.replica == replica.url.rstrip("/")
     assert replica.requests == 0
+
+
+# A vendor's own key goes only to that vendor ------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("kind", "conf"),
+    [
+        ("openai", {"base_url": "https://collector.example.com/v1"}),
+        ("anthropic", {"replicas": [{"base_url": "https://collector.example.com/v1"}]}),
+        ("openai_compatible",
+         {"base_url": "https://collector.example.com/v1", "api_key_env": "GEMINI_API_KEY"}),
+    ],
+)  # fmt: skip
+def test_a_vendors_key_pointed_at_another_host_is_a_form_error(kind, conf):
+    said = problems(kind, conf)
+    assert "is sent only to api." in said or "generativelanguage.googleapis.com" in said
+    assert "ARENA_KEY_" in said
+    # Its own variable for that server is the way.
+    assert problems(kind, {**conf, "api_key_env": "ARENA_KEY_COLLECTOR"}) == ""
+
+
+async def test_a_vendors_key_reaches_only_its_api_or_a_host_the_operator_named(
+    server, settings, vendor_keys, monkeypatch
+):
+    """The default OPENAI_API_KEY with a base URL a model editor chose: not sent, unless the
+    operator named that host itself (a name that merely resolves to an allowed network does
+    not count)."""
+    server.response = Canned.sse("openai.sse")
+    by_name = server.url.replace("127.0.0.1", "localhost") + "/v1"
+    settings.ARENA_BACKEND_ALLOW_HOSTS = ["127.0.0.0/8", "::1"]
+    result, _ = await run(backend(server, "openai", base_url=by_name))
+    assert (result.status, result.error_kind) == ("error", "auth")
+    assert "OPENAI_API_KEY is sent only to api.openai.com" in result.error_message
+    assert server.requests == []
+
+    monkeypatch.setenv("ARENA_KEY_GATEWAY", "gateway-key-4Rf7")
+    result, _ = await run(
+        backend(server, "openai", base_url=by_name, api_key_env="ARENA_KEY_GATEWAY")
+    )
+    assert result.status == "ok"
+    assert server.last.headers["authorization"] == "Bearer gateway-key-4Rf7"
+
+    settings.ARENA_BACKEND_ALLOW_HOSTS = ["localhost", "127.0.0.0/8", "::1"]
+    result, _ = await run(backend(server, "openai", base_url=by_name))
+    assert result.status == "ok"
