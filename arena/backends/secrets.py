@@ -46,6 +46,11 @@ _KEY_SHAPES = re.compile(
     r"|github_pat_|glpat-|xox[abp]-|eyJ)",
     re.IGNORECASE,
 )
+# Keys whose prefix names their vendor: never anything else, wherever they are.
+_VENDOR_KEY = re.compile(
+    r"^\s*(sk-(proj-|ant-|live-|or-)?[A-Za-z0-9_\-]{16,}|AIza[A-Za-z0-9_\-]{20,}|xai-|gsk_|hf_"
+    r"|ghp_|github_pat_|glpat-|xox[abp]-)"
+)
 _LONG_TOKEN = re.compile(r"^(?=.*[0-9])(?=.*[A-Za-z])[A-Za-z0-9_\-+/=.~]{32,}$")
 POINTER = "name the environment variable in 'api_key_env' (or a file in 'api_key_file')"
 
@@ -219,8 +224,13 @@ def secret_problems(value: object, where: str = "") -> list[str]:
                 f"'{name}' looks like a secret. Never store a key here: put it in an environment "
                 f"variable and give its name as '{key}_env' (or a file path as '{key}_file')."
             )
-        if lowered == "headers":
-            problems += header_problems(item, name)
+        elif isinstance(item, str) and _VENDOR_KEY.match(item):
+            problems.append(
+                f"'{name}' holds what looks like an API key. Never store one: {POINTER}."
+            )
+        if lowered == "headers" and isinstance(item, dict):
+            problems += header_problems(item, name)  # each header once, by its own rule
+            continue
         problems += secret_problems(item, name)
     return problems
 
@@ -243,9 +253,11 @@ def redacted(value: object, key: str = "", *, in_headers: bool = False) -> objec
     lowered = key.lower()
     if lowered.endswith(_REFERENCE_SUFFIXES):
         return value if _ENV_NAME.match(value) or lowered.endswith("_file") else REDACTED
-    if _names_a_secret(key) or looks_like_key(value):
+    if _names_a_secret(key) or _VENDOR_KEY.match(value):
         return REDACTED
-    if in_headers and any(part in lowered for part in _SECRET_HEADER_PARTS):
+    # By its look only in a header: elsewhere a long queue name or a mock's "Token ..."
+    # prefix would be replaced, and saved so, by an admin who changed nothing.
+    if in_headers and (any(p in lowered for p in _SECRET_HEADER_PARTS) or looks_like_key(value)):
         return REDACTED
     if "://" in value:
         return shown_url(value)

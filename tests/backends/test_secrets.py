@@ -274,3 +274,11 @@ async def test_a_vendors_key_reaches_only_its_api_or_a_host_the_operator_named(
     settings.ARENA_BACKEND_ALLOW_HOSTS = ["localhost", "127.0.0.0/8", "::1"]
     result, _ = await run(backend(server, "openai", base_url=by_name))
     assert result.status == "ok"
+
+
+def test_a_vendor_key_pasted_under_any_name_is_refused_and_never_shown(settings):
+    from arena.backends.secrets import redacted
+
+    conf = {"prefix": "sk-proj-7Hq2vN9xK4mP1wR8sT3u", "queue": "gpu-a100-80gb-us-east-1-prod-2"}
+    assert "'prefix' holds what looks like an API key" in problems("mock", conf)
+    assert redacted(conf) == {"prefix": "[redacted]", "queue": conf["queue"]}
