@@ -4,6 +4,7 @@ off, and no wider than a 390-pixel phone; the battle page fits the phone too."""
 from __future__ import annotations
 
 import pytest
+from django.contrib.auth.models import Permission
 from playwright.sync_api import expect
 
 from ranking import services
@@ -49,7 +50,12 @@ def test_the_matrices_and_a_model_page_read_without_javascript_on_a_phone(
 
 def test_the_battle_page_fits_a_phone(asgi_server, browser_page):
     make_two_models()
-    make_user("yara@example.com", is_staff=True)  # the longest header: every link
+    yara = make_user("yara@example.com", is_staff=True)  # the longest header: every link
+    yara.user_permissions.add(
+        *Permission.objects.filter(
+            content_type__app_label="arena", codename__in=["use_compare", "view_calibration"]
+        )
+    )
     page = browser_page
     page.set_viewport_size(PHONE)
     sign_in(page, asgi_server, "yara@example.com")
