@@ -7,6 +7,7 @@ import json
 from django import forms
 from django.contrib import admin
 from django.core.exceptions import ValidationError
+from django.http import HttpRequest
 from django.urls import URLPattern, path
 
 from arena.admin.common import set_active_actions
@@ -101,7 +102,8 @@ class ModelEntryForm(forms.ModelForm):
 
     def __init__(self, *args, **kwargs) -> None:
         super().__init__(*args, **kwargs)
-        self.fields["backend_settings"].help_text = settings_help()
+        if "backend_settings" in self.fields:  # not for those who may only view the model
+            self.fields["backend_settings"].help_text = settings_help()
 
     def clean_supported_params(self) -> list:
         value = self.cleaned_data["supported_params"]
@@ -161,6 +163,25 @@ class ModelEntryAdmin(admin.ModelAdmin):
         on=("Put selected models into battles", "{n} model(s) activated."),
         off=("Take selected models out of battles", "{n} model(s) deactivated."),
     )
+
+    def _view_only(self, request: HttpRequest, obj: ModelEntry | None) -> bool:
+        return obj is not None and not self.has_change_permission(request, obj)
+
+    def get_readonly_fields(self, request: HttpRequest, obj: ModelEntry | None = None):
+        shown = tuple(super().get_readonly_fields(request, obj))
+        return (*shown, "settings_shown") if self._view_only(request, obj) else shown
+
+    def get_fields(self, request: HttpRequest, obj: ModelEntry | None = None):
+        # Read-only, the admin would print the stored JSON itself, with any key an older row
+        # holds: those who may only view a model see its settings redacted, as the form shows.
+        fields = super().get_fields(request, obj)
+        if self._view_only(request, obj):
+            return [f for f in fields if f != "backend_settings"]
+        return fields
+
+    @admin.display(description="backend settings")
+    def settings_shown(self, obj: ModelEntry) -> str:
+        return json.dumps(redacted(obj.backend_settings), indent=2, ensure_ascii=False)
 
     def get_urls(self) -> list[URLPattern]:
         opts = self.opts

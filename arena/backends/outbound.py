@@ -35,7 +35,11 @@ ALLOW_SETTING = "ARENA_BACKEND_ALLOW_HOSTS"
 # Names that mean this machine or a cloud's metadata service whatever DNS says.
 _LOCAL_NAMES = ("localhost", "localhost.localdomain", "ip6-localhost", "ip6-loopback")
 _METADATA_NAMES = ("metadata", "metadata.google.internal", "instance-data", "metadata.goog")
-_NAT64 = ipaddress.ip_network("64:ff9b::/96")
+# Forms whose last 32 bits are an IPv4 address: NAT64's well-known prefix and the old
+# IPv4-compatible ::a.b.c.d.
+_LAST_32_BITS_IPV4 = (ipaddress.ip_network("64:ff9b::/96"), ipaddress.ip_network("::/96"))
+# NAT64's local-use prefix places its IPv4 address where the operator chose: refused whole.
+_LOCAL_NAT64 = ipaddress.ip_network("64:ff9b:1::/48")
 # Query parameters that carry credentials (Gemini's ?key=, signed URLs, tokens).
 _SECRET_QUERY_WORDS = ("key", "token", "secret", "password", "passwd", "auth", "sig", "credential")
 
@@ -84,7 +88,7 @@ def _embedded(ip: Address) -> list[Address]:
             found.append(ip.sixtofour)
         if ip.teredo:
             found.append(ip.teredo[1])
-        if ip in _NAT64:
+        if any(ip in net for net in _LAST_32_BITS_IPV4):
             found.append(ipaddress.IPv4Address(int(ip) & 0xFFFFFFFF))
     return found
 
@@ -97,6 +101,8 @@ def address_refused(ip: Address, networks: tuple[Network, ...] | None = None) ->
         networks = allowed()[1]
     if any(ip in net for net in networks if net.version == ip.version):
         return False
+    if ip.version == 6 and ip in _LOCAL_NAT64:
+        return True
     return any(not a.is_global or a.is_multicast for a in _embedded(ip))
 
 

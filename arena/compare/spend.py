@@ -14,7 +14,10 @@ The rule (COMPARE in settings):
   model with no price for today (its cost cannot be told: the catalog should price it).
 * Spent today is every run the user started since midnight in the site's time zone: a run that
   ended at what it cost (its answers' known and estimated costs, and its judge calls' tokens,
-  estimated from their text, at the judge's price); a run still going at its estimate.
+  estimated from their text, at the judge's price); a run still going at its estimate. An
+  answer that ended with no cost of its own (cancelled, failed, cut by the sweep) counts at its
+  estimate: its model may have been billed for the whole answer, and a cancel must not be a
+  way to spend without counting.
 * A run is refused when spent today plus its estimate would pass COMPARE["DAILY_BUDGET_USD"],
   or when the user already has COMPARE["MAX_CONCURRENT_RUNS"] runs queued, running or judging.
   The caller holds the user's row lock, so two runs started at once are counted one after the
@@ -77,6 +80,10 @@ class Prices:
         return (Decimal(input_tokens) * per_in + Decimal(output_tokens) * per_out) / costs.MILLION
 
 
+def _tokens_out(model: ModelEntry, max_tokens: int | None) -> int:
+    return min(max_tokens, token_limit(model)) if max_tokens else token_limit(model)
+
+
 def run_estimate(
     *,
     prompt: str,
@@ -91,7 +98,7 @@ def run_estimate(
     asked = estimate_tokens(system_prompt) + estimate_tokens(prompt)
     total, written = ZERO, 0
     for model in models:
-        out = min(max_tokens, token_limit(model)) if max_tokens else token_limit(model)
+        out = _tokens_out(model, max_tokens)
         written += out
         total += prices.cost(model, input_tokens=asked, output_tokens=out)
     if judge_model is not None:
@@ -132,7 +139,18 @@ def spent_today(*, user: User, prices: Prices) -> Decimal:
                 prices=prices,
             )
             continue
-        total += sum((a.cost for a in answers if a.cost is not None), ZERO)
+        asked = estimate_tokens(run.system_prompt) + estimate_tokens(run.prompt)
+        max_tokens = (run.params or {}).get("max_tokens")
+        for answer in answers:
+            total += (
+                answer.cost
+                if answer.cost is not None
+                else prices.cost(
+                    answer.model,
+                    input_tokens=asked,
+                    output_tokens=_tokens_out(answer.model, max_tokens),
+                )
+            )
         row = judged.get(run.pk)
         if row is not None:
             # Judge calls keep their text, not a bill: about four characters a token.

@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 
 import pytest
+from django.contrib.auth.models import Permission
+from django.test import Client
 from django.urls import reverse
 
 from arena.admin.catalog import ModelEntryForm
@@ -245,6 +247,19 @@ def test_the_model_form_and_list_never_show_a_key_a_row_holds(admin_client):
         assert not any(key in html for key in LITERAL_KEYS)
     html = page.content.decode()
     assert "gpu-1.example.com/v1?key=[redacted]" in html  # the rest of the URL still shown
+
+
+def test_staff_who_may_only_view_models_see_the_settings_redacted(db):
+    model = keyed_model()
+    viewer = make_user("viewer@example.com", is_staff=True)
+    viewer.user_permissions.add(Permission.objects.get(codename="view_modelentry"))
+    client = Client()
+    client.force_login(viewer)
+    page = client.get(reverse("admin:arena_modelentry_change", args=[model.pk]))
+    assert page.status_code == 200  # was a KeyError: the read-only form has no settings field
+    html = page.content.decode()
+    assert not any(key in html for key in LITERAL_KEYS)
+    assert "gpu-1.example.com/v1?key=[redacted]" in html
 
 
 def test_saving_a_redacted_row_unchanged_is_refused_until_the_key_is_moved(admin_client):

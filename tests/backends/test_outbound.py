@@ -38,6 +38,9 @@ INWARD = [
     "http://127.1:6379/v1",
     "http://2130706433/v1",
     "http://0x7f000001/v1",
+    "http://[::7f00:1]:6379/v1",  # IPv4-compatible 127.0.0.1
+    "http://[64:ff9b:1::a9fe:a9fe]/latest",  # local-use NAT64 of the metadata address
+    "http://[64:ff9b::a9fe:a9fe]/latest",  # well-known NAT64 of it
     "http://metadata.google.internal/computeMetadata/v1",
 ]
 

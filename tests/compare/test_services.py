@@ -193,7 +193,7 @@ async def test_costs_say_known_estimated_unknown_or_example_and_never_invent_a_b
     markdown = await database_sync_to_async(exports.as_markdown)(done)
     assert "example pricing (mock)" in markdown and "| Priced |" in markdown
     csv_text = await database_sync_to_async(exports.as_csv)(done)
-    assert csv_text.splitlines()[0].startswith("slot,label,model,status")
+    assert csv_text.splitlines()[0].startswith('"slot","label","model","status"')
     assert len(csv_text.strip().splitlines()) == 5
 
 

@@ -107,6 +107,20 @@ def test_a_run_that_would_pass_the_daily_budget_is_refused_counting_all_of_today
     assert start(staff, [a, b], params={"max_tokens": 4000}).status == CompareRun.Status.QUEUED
 
 
+def test_cancelling_runs_is_no_way_to_spend_past_the_budget(staff, settings):
+    settings.COMPARE = {**settings.COMPARE, "DAILY_BUDGET_USD": Decimal("1.00")}
+    a, b = priced("Alpha Auk"), priced("Beta Bittern")
+    # Each run may cost 2 x 8,192 tokens at $15/M = $0.2458: four fit in $1.00, not five,
+    # however many of them were cancelled (their answers end with no cost of their own).
+    for _ in range(4):
+        run = start(staff, [a, b])
+        services.compare_cancel(run_id=run.pk, user=staff)
+        run.refresh_from_db()
+        assert run.status == CompareRun.Status.CANCELLED
+        CompareAnswer.objects.filter(run=run).update(status="partial", cost=None)
+    assert refused(staff, [a, b]).code == "over_budget"
+
+
 @pytest.mark.parametrize("zone", ["Pacific/Kiritimati", "Pacific/Pago_Pago"])
 def test_today_is_the_sites_day_from_its_local_midnight(staff, settings, zone):
     settings.COMPARE = {**settings.COMPARE, "DAILY_BUDGET_USD": Decimal("0.30")}

@@ -69,7 +69,7 @@ def test_exports_give_raw_style_and_category_boards_and_arena_battles_marked_as_
     assert data["source"] == "llm_judge" and data["baseline"] == "Steady Otter"
     views = {(row["view"], row["breakdown"]) for row in data["rows"]}
     assert views == {("raw", "all"), ("style", "all"), ("raw", "category:math")}
-    assert export("csv").splitlines()[0].startswith("view,breakdown,model,score")
+    assert export("csv").splitlines()[0].startswith('"view","breakdown","model","score"')
     battles = json.loads(export("arena"))
     assert len(battles) == EvalVerdict.objects.exclude(level="").count() == 16
     assert {b["source"] for b in battles} == {"llm_judge"}

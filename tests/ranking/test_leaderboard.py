@@ -97,7 +97,7 @@ def test_public_page_json_and_csv_come_from_the_stored_snapshot(
     alpha = next(r for r in raw_all["rows"] if r["model"] == "Alpha")
     assert alpha["rank_best"] == 1 and alpha["lower"] < alpha["score"] < alpha["upper"]
     csv_text = client.get(f"/leaderboard/{snapshot.pk}.csv").content.decode()
-    assert csv_text.splitlines()[0].startswith("snapshot,view,breakdown,model_name")
+    assert csv_text.splitlines()[0].startswith('"snapshot","view","breakdown","model_name"')
     assert len(csv_text.splitlines()) == snapshot.rows.count() + 1
 
 
