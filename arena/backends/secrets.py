@@ -122,6 +122,23 @@ def _within(path: Path, folder: Path) -> bool:
     return path == folder or folder in path.parents
 
 
+def _servers_own(path: Path) -> bool:
+    """A file the server itself reads its settings from (SECRET_KEY_FILE and any other
+    ``*_FILE`` variable not named for backends' keys), or a cluster's service-account token,
+    even inside an allowed folder (/run/secrets holds Docker's secrets of every service)."""
+    if "kubernetes.io" in path.parts:
+        return True
+    prefixes = _listed(ENV_SETTING, DEFAULT_ENV_PREFIXES)
+    for variable, value in os.environ.items():
+        if variable.endswith("_FILE") and value and not variable.startswith(tuple(prefixes)):
+            try:
+                if Path(value).resolve() == path:
+                    return True
+            except (OSError, RuntimeError, ValueError):
+                continue
+    return False
+
+
 def file_problem(name: str) -> str:
     """Why a backend may not read the file ``name``; "" when it may. The path is resolved
     (links and ``..`` followed) before it is compared with ``ARENA_SECRET_DIRS``."""
@@ -132,7 +149,7 @@ def file_problem(name: str) -> str:
     except (OSError, RuntimeError, ValueError):
         folders, path = [], Path("/")
     var_dir = Path(str(getattr(settings, "BASE_DIR", "/nonexistent"))).resolve() / "var"
-    if not Path(name).is_absolute() or _within(path, var_dir):
+    if not Path(name).is_absolute() or _within(path, var_dir) or _servers_own(path):
         folders = []
     if not any(_within(path, folder) and path != folder for folder in folders):
         return (

@@ -139,13 +139,13 @@ class BattleConsumer(AsyncWebsocketConsumer):
         prompt_id = message.get("prompt_id")
         if isinstance(prompt_id, bool) or not isinstance(prompt_id, int):
             prompt_id = None
-        # A battle still being shown on this socket is abandoned by the new one.
-        abandoned = self.battle_id if self.watch is not None and self.watch in schedule() else None
+        # The rater's battle still generating or waiting, on this socket or any other, is
+        # abandoned by the new one (battle_start).
         self._leave()
         # One trip to the database: the battle, its first turn's sides and the names to
         # redact, which hold for the whole battle.
         battle, turn, self.terms = await database_sync_to_async(_battle_begin)(
-            rater=self.user, text=message.get("prompt"), prompt_id=prompt_id, abandoned=abandoned
+            rater=self.user, text=message.get("prompt"), prompt_id=prompt_id
         )
         self.battle_id = battle.pk
         self.leak_noticed = False
@@ -323,11 +323,9 @@ class BattleConsumer(AsyncWebsocketConsumer):
 
 
 def _battle_begin(
-    *, rater: User, text: object, prompt_id: int | None, abandoned: object = None
+    *, rater: User, text: object, prompt_id: int | None
 ) -> tuple[Battle, selectors.TurnSides, tuple[str, ...]]:
     battle = services.battle_start(rater=rater, text=text, prompt_id=prompt_id)
-    if abandoned is not None:  # only once the new battle exists: a refused start abandons none
-        services.battle_abandon(battle_id=abandoned, rater=rater)
     turn = selectors.turn_sides(battle_id=battle.pk, index=0)
     return battle, turn, identity_terms()
 

@@ -86,6 +86,11 @@ class Battle(models.Model):
     def __str__(self) -> str:
         return f"Battle {self.id}"
 
+    # Answers coming or not yet watched to the end: what a new battle of its rater's abandons.
+    UNWATCHED = (Status.GENERATING, Status.WAITING)
+    # Not yet voted or void: what can still be carried on, or voided.
+    UNFINISHED = (Status.GENERATING, Status.WAITING, Status.READY)
+
     def model_for(self, side: str) -> ModelEntry:
         return self.model_a if side == Answer.Side.A else self.model_b
 

@@ -59,7 +59,7 @@ def battle_in_progress(*, rater) -> Battle | None:
     return (
         Battle.objects.filter(
             rater=rater,
-            status__in=[Battle.Status.GENERATING, Battle.Status.WAITING, Battle.Status.READY],
+            status__in=Battle.UNFINISHED,
             created_at__gte=timezone.now() - RESUMABLE_FOR,
         )
         .order_by("-created_at")

@@ -153,8 +153,6 @@ def battle_start(
 
 
 ABANDONED = "abandoned: a new battle was started"
-# A battle whose answers are coming or not yet watched: what a new one of its rater's abandons.
-UNWATCHED = (Battle.Status.GENERATING, Battle.Status.WAITING)
 
 
 def _others_abandon(*, rater: User, keep: uuid.UUID) -> None:
@@ -162,9 +160,9 @@ def _others_abandon(*, rater: User, keep: uuid.UUID) -> None:
     process or socket started it: the others are void, never counted, and their answers still
     being generated are stopped. The caller holds the rater's row lock, so two starts cannot
     both miss each other's battle."""
-    others = Battle.objects.filter(rater=rater, status__in=UNWATCHED).exclude(pk=keep)
+    others = Battle.objects.filter(rater=rater, status__in=Battle.UNWATCHED).exclude(pk=keep)
     for battle_id in others.values_list("pk", flat=True):
-        battle_void(battle_id=battle_id, reason=ABANDONED, statuses=UNWATCHED)
+        battle_void(battle_id=battle_id, reason=ABANDONED, statuses=Battle.UNWATCHED)
 
 
 def rater_may_battle(*, rater: User) -> None:
@@ -204,14 +202,6 @@ def _battle_of(*, battle_id: object, rater: User, lock: bool = False) -> Battle:
     if battle.rater_id != rater.pk:
         raise ServiceError("not_your_battle", "This battle belongs to another rater.")
     return battle
-
-
-def battle_abandon(*, battle_id: object, rater: User) -> None:
-    """The rater started another battle on this socket while this one was still generating: it
-    is void (recorded, never counted), and answers not yet begun are never generated.
-    (battle_start abandons it already; this stays for callers that name the battle.)"""
-    battle = _battle_of(battle_id=battle_id, rater=rater)
-    battle_void(battle_id=battle.pk, reason=ABANDONED, statuses=UNWATCHED)
 
 
 def battle_stop(*, battle_id: object, rater: User) -> Battle:
@@ -279,7 +269,7 @@ def turn_mark_shown(*, turn_id: int, at: datetime | None = None) -> Battle:
     statuses = set(turn.answers.values_list("status", flat=True))
     # Waiting: its answers had all finished before anyone watched them to the end (a tab
     # reloaded, a resume); watched now, it may be voted on.
-    if battle.status in UNWATCHED and statuses == {Answer.Status.OK}:
+    if battle.status in Battle.UNWATCHED and statuses == {Answer.Status.OK}:
         battle.status = Battle.Status.READY
         battle.save(update_fields=["status"])
     return battle

@@ -39,7 +39,7 @@ class _Judge:
     async def ask(self, purpose: str, order: list[str], text: str, parse, schema: dict):
         """The parsed reply, or None when it failed validation every time (1 + MAX_RETRIES)."""
         for attempt in range(1, judge.MAX_RETRIES + 2):
-            reply, problem = await self._call(text, schema)
+            reply, problem, sent_temperature = await self._call(text, schema)
             if not problem:
                 try:
                     parsed = parse(reply)
@@ -51,7 +51,7 @@ class _Judge:
                 attempt=attempt,
                 order=order,
                 request=text,
-                temperature_sent=self.temperature,
+                temperature_sent=sent_temperature,
                 schema_sent=self.structured,
                 reply=reply,
                 problem=problem,
@@ -60,9 +60,11 @@ class _Judge:
                 return parsed
         return None
 
-    async def _call(self, text: str, schema: dict) -> tuple[str, str]:
+    async def _call(self, text: str, schema: dict) -> tuple[str, str, bool]:
+        """(reply, problem, whether the request that answered carried temperature)."""
         for attempt in range(2):
-            params: dict = {"temperature": 0} if self.temperature else {}
+            sent_temperature = self.temperature
+            params: dict = {"temperature": 0} if sent_temperature else {}
             if self.structured:
                 params["response_format"] = {
                     "type": "json_schema",
@@ -92,9 +94,9 @@ class _Judge:
                 self.temperature_dropped = result.status == "ok"
                 self.temperature = not self.temperature_dropped  # else it was not the cause
             if result.status != "ok":
-                return result.text, f"the judge failed: {result.error_message}"
-            return result.text, ""
-        return "", "the judge rejected the request"
+                return result.text, f"the judge failed: {result.error_message}", sent_temperature
+            return result.text, "", sent_temperature
+        return "", "the judge rejected the request", self.temperature
 
 
 async def judge_run(run: CompareRun, answers: list[CompareAnswer]) -> dict:

@@ -23,7 +23,7 @@ from arena.backends.registry import UnknownBackend, backend_for
 from arena.battles.prompts import prompt_clean_text
 from arena.catalog import costs
 from arena.catalog.models import ModelEntry
-from arena.compare import judge
+from arena.compare import judge, spend
 from arena.compare.access import (
     FORBIDDEN,
     ID_MAX,
@@ -252,6 +252,7 @@ class _Slot:
     answer: CompareAnswer
     backend: object | None
     timeout_s: float
+    params: dict
 
 
 def _load(run_id: object, slots: list[int] | None) -> tuple[CompareRun, list[_Slot]]:
@@ -283,7 +284,7 @@ def _load(run_id: object, slots: list[int] | None) -> tuple[CompareRun, list[_Sl
         except UnknownBackend:
             backend = None
         own = float(model.backend_settings.get("timeout_s") or run.deadline_s)
-        claimed.append(_Slot(answer, backend, own))
+        claimed.append(_Slot(answer, backend, own, spend.request_params(model, run.params)))
     return run, claimed
 
 
@@ -329,7 +330,7 @@ async def _stream_one(run: CompareRun, slot: _Slot, began: float) -> None:
     streams = answer_streams()
     result = await stream_answer(
         slot.backend,
-        _request(run, answer.model, run.prompt, run.system_prompt, run.params),
+        _request(run, answer.model, run.prompt, run.system_prompt, slot.params),
         on_delta=lambda text: streams.append(key, text),
         max_chars=settings.ARENA["ANSWER_MAX_CHARS"],
         timeout_s=max(0.1, min(slot.timeout_s, left)),

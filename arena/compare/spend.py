@@ -80,6 +80,17 @@ class Prices:
         return (Decimal(input_tokens) * per_in + Decimal(output_tokens) * per_out) / costs.MILLION
 
 
+def request_params(model: ModelEntry, params: dict) -> dict:
+    """What a run sends ``model``: with no max_tokens set, a model that costs money is asked
+    for at most its limit, the figure its estimate counted (its own default could be more).
+    Free models (mock, example-priced, unpriced) are left to their own length."""
+    if params.get("max_tokens") or model.params_unsupported({"max_tokens": 1}):
+        return params
+    if Prices(timezone.localdate()).cost(model, input_tokens=0, output_tokens=1) <= ZERO:
+        return params
+    return {**params, "max_tokens": token_limit(model)}
+
+
 def _tokens_out(model: ModelEntry, max_tokens: int | None) -> int:
     return min(max_tokens, token_limit(model)) if max_tokens else token_limit(model)
 

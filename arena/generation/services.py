@@ -76,7 +76,7 @@ def answer_claim(*, answer_id: int) -> GenerationJob | None:
     live heartbeat: another worker has it, and this one leaves it be.
     """
     answer = (
-        Answer.objects.select_for_update()
+        Answer.objects.select_for_update(of=("self", "turn", "turn__battle"))
         .select_related("turn__battle", "model")
         .filter(pk=answer_id)
         .first()
@@ -119,7 +119,14 @@ def answer_claim(*, answer_id: int) -> GenerationJob | None:
 @transaction.atomic
 def answer_finish(*, answer_id: int, result: StreamResult) -> str:
     """Write the finished stream onto its answer once; the answer's final status."""
-    answer = Answer.objects.select_for_update().select_related("turn", "model").get(pk=answer_id)
+    # Only the answer's row: locking its model's too (what select_related would lock) would
+    # queue every finish of that model behind one another, and cross the battle lock that
+    # _turn_finished takes next with a follow-up that holds the battle and inserts answers.
+    answer = (
+        Answer.objects.select_for_update(of=("self",))
+        .select_related("turn", "model")
+        .get(pk=answer_id)
+    )
     if answer.is_terminal:
         return answer.status
     finished_at = timezone.now()
@@ -164,16 +171,12 @@ def _turn_finished(*, turn: Turn) -> None:
     battle.save(update_fields=["status"])
 
 
-# A battle not yet voted on nor void: its answers coming, waiting to be watched, or ready.
-UNFINISHED = (Battle.Status.GENERATING, Battle.Status.WAITING, Battle.Status.READY)
-
-
 @transaction.atomic
 def battle_void(
     *,
     battle_id: object,
     reason: str,
-    statuses: tuple[str, ...] = UNFINISHED,
+    statuses: tuple[str, ...] = Battle.UNFINISHED,
 ) -> bool:
     """The battle cannot be voted on and will not count; a finished battle stays as it is.
     ``statuses``: the ones it may be voided from (a battle being abandoned: only those whose
@@ -377,7 +380,11 @@ def answers_recover_stalled(
 @transaction.atomic
 def _answer_stalled(*, answer_id: int, key: str) -> str | None:
     """The queue to hand the answer to again, or None once it has failed."""
-    answer = Answer.objects.select_for_update().select_related("turn", "model").get(pk=answer_id)
+    answer = (
+        Answer.objects.select_for_update(of=("self",))
+        .select_related("turn", "model")
+        .get(pk=answer_id)
+    )
     if answer.status != Answer.Status.RUNNING:
         return None  # finished meanwhile
     streams = answer_streams()

@@ -128,6 +128,23 @@ async def test_a_file_inside_an_allowed_folder_is_read_but_a_link_out_of_it_is_n
     assert len(server.requests) == sent
 
 
+def test_the_servers_own_secret_files_never_qualify_inside_an_allowed_folder(
+    tmp_path, settings, monkeypatch
+):
+    """Docker's /run/secrets holds every service's secrets: the server's own (SECRET_KEY_FILE,
+    any *_FILE setting) and a cluster's service-account token are never a model's key."""
+    (tmp_path / "django_secret").write_text("the-server-secret-key")
+    (tmp_path / "arena_key_vllm").write_text("a-model-key")
+    token = tmp_path / "kubernetes.io" / "serviceaccount" / "token"
+    token.parent.mkdir(parents=True)
+    token.write_text("cluster-token")
+    settings.ARENA_SECRET_DIRS = [str(tmp_path)]
+    monkeypatch.setenv("SECRET_KEY_FILE", str(tmp_path / "django_secret"))
+    for own in (tmp_path / "django_secret", token):
+        assert "ARENA_SECRET_DIRS" in problems("openai_compatible", {"api_key_file": str(own)})
+    assert problems("openai_compatible", {"api_key_file": str(tmp_path / "arena_key_vllm")}) == ""
+
+
 @pytest.mark.parametrize(
     "conf",
     [

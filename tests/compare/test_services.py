@@ -139,6 +139,23 @@ async def test_a_judge_that_rejects_temperature_is_asked_without_it(server, staf
     assert {c.temperature_sent for c in calls} == {False}
 
 
+async def test_a_judge_that_refuses_every_request_is_recorded_as_it_was_asked(server, staff):
+    make = database_sync_to_async(http_model)
+    models = [await make(server, "Able", "able-1"), await make(server, "Bold", "bold-1")]
+    refusing = await MockServer(fail_with=400).start()
+    try:
+        picky = await database_sync_to_async(judge_model)(refusing)
+        done = await run(staff, models, judge=picky)
+    finally:
+        await refusing.stop()
+    calls = await database_sync_to_async(lambda: list(done.judge_calls.order_by("pk")))()
+    # Asked once more without temperature, in vain: that call says so, and later calls carry
+    # temperature again (it was not the cause).
+    assert calls and calls[0].temperature_sent is False
+    assert all(c.temperature_sent for c in calls[1:])
+    assert done.verdict["temperature_dropped"] is False
+
+
 async def test_the_judge_does_not_score_its_own_family(server, staff):
     make = database_sync_to_async(http_model)
     kin = await make(server, "Kin", "kin-1", vendor="judgevendor")

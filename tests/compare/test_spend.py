@@ -13,7 +13,7 @@ from django.urls import reverse
 from django.utils import timezone
 
 from arena.catalog.models import ModelEntry, ModelPrice
-from arena.compare import judge, services
+from arena.compare import judge, services, spend
 from arena.compare.models import CompareAnswer, CompareRun, JudgeCall
 from arena.core.errors import ServiceError
 from tests.helpers import make_judge, make_model, make_two_models
@@ -105,6 +105,22 @@ def test_a_run_that_would_pass_the_daily_budget_is_refused_counting_all_of_today
     assert "could cost up to $0.2458" in error.message
     # Half the tokens fit ($0.12): the estimate is max_tokens at each model's price.
     assert start(staff, [a, b], params={"max_tokens": 4000}).status == CompareRun.Status.QUEUED
+
+
+def test_a_priced_model_is_asked_for_at_most_the_tokens_its_estimate_counted():
+    capped = priced("Capped Crane", backend="anthropic", max_tokens=4000)
+    capped.supported_params = ["max_tokens"]
+    plain = priced("Plain Pelican")
+    plain.supported_params = ["temperature", "max_tokens"]
+    free = make_model("Mock Moth", "mm-1")
+    # Empty max_tokens: a model that costs money gets its limit, a free one its own length.
+    assert spend.request_params(capped, {}) == {"max_tokens": 4000}
+    assert spend.request_params(plain, {"temperature": 0.2}) == {
+        "temperature": 0.2,
+        "max_tokens": 8192,
+    }
+    assert spend.request_params(free, {}) == {}
+    assert spend.request_params(plain, {"max_tokens": 100}) == {"max_tokens": 100}
 
 
 def test_cancelling_runs_is_no_way_to_spend_past_the_budget(staff, settings):
