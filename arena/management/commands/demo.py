@@ -7,7 +7,13 @@ from django.conf import settings
 from django.core.management import call_command
 from django.core.management.base import BaseCommand, CommandError
 
-from arena.devtools.demo import ADMIN_EMAIL, RATER_EMAIL, demo_evaluate, demo_seed
+from arena.devtools.demo import (
+    ADMIN_EMAIL,
+    OPERATORS_GROUP,
+    RATER_EMAIL,
+    demo_evaluate,
+    demo_seed,
+)
 from ranking.refresher import refresher_start
 from ranking.services import leaderboard_recompute
 
@@ -80,6 +86,8 @@ class Command(BaseCommand):
             f"{judged or 'no new'} calibration verdicts on simulated battles (/calibration/)\n"
             f"  Rater: {RATER_EMAIL} / {seed.rater_password}\n"
             f"  Admin: {ADMIN_EMAIL} / {seed.admin_password}   ({url}admin/)\n"
+            f"  Staff who run the arena: add them to the group {OPERATORS_GROUP!r} (compare, "
+            "evaluation runs, calibration, the pools page); the staff flag alone opens none\n"
             "  (Passwords are new on every run.)"
         )
         if no_serve:
