@@ -12,15 +12,16 @@ rater may learn of the models' speeds, phase by phase:
    side's, and nothing says which side that is.
 3. Alone: once one pane has shown its whole answer, the other goes on at the pace both panes had
    together (characters per side per tick, from the first release to that moment), never at its
-   own model's speed. A faster model's text waits in the buffer, even after its stream ends:
-   speeding up when it ended would show when that was. Two things bend the rule. The pace is
-   measured over at least ``pace_window_ticks`` (shorter, and it is the cap: an answer of a
-   few words says nothing about a pace) and is at least ``slowest_share`` of the cap (so a
-   slow pair does not keep the rater waiting for text that is there). And text cannot be shown
-   before it exists: a model that falls behind that pace is waited for in whole steps (of at
-   most the cap), so its slowness shows as pauses only, and only once it drops below a pace the
-   rater already saw. (A turn shown again while its answers are still being written starts with
-   a catch-up, whose pace a model may not keep: it then pauses the same way.)
+   own model's speed. The pace is fixed at that moment, not when the other side next has text
+   (how long that takes is its model's). A faster model's text waits in the buffer, even after
+   its stream ends: speeding up when it ended would show when that was. Two things bend the
+   rule. The pace is measured over at least ``pace_window_ticks`` (shorter, and it is the cap:
+   an answer of a few words says nothing about a pace) and is at least ``slowest_share`` of the
+   cap (so a slow pair does not keep the rater waiting for text that is there). And text cannot
+   be shown before it exists: a model that falls behind that pace is waited for in whole steps
+   (of at most the cap), so its slowness shows as pauses only, and only once it drops below a
+   pace the rater already saw. (A turn shown again while its answers are still being written
+   starts with a catch-up, whose pace a model may not keep: it then pauses the same way.)
    A turn whose answers had both ended before anything was shown (a turn shown again) has no
    speed to hide and is caught up as in phase 2.
 """
@@ -28,10 +29,37 @@ rater may learn of the models' speeds, phase by phase:
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from functools import lru_cache
+
+from arena.integrity.disguise import fold_char
 
 SIDES = ("a", "b")
+
+# What a name, however disguised, may take in the skeleton it is found on (integrity.disguise):
+# letters and digits, separators, markup. A character whose skeleton holds none of them (a
+# comma, a bracket, "。", an emoji) is in no name and no name reaches across it, so text before
+# it that was redacted knowing what follows it is redacted for good: only what comes after
+# the last such character is looked at again as more text arrives.
+_IN_NAME = re.compile(r"[\w\s.\-*·~`$]")
+# Characters whose effect reaches past such a break: a right-to-left override (its run goes
+# back to it however long), and ASCII controls (an all-ASCII text's skeleton may keep them).
+# While one is in the text not yet shown, it is all redacted again, as one.
+_WHOLE_ONLY = re.compile("[\u202e\x00-\x08\x0e-\x1b\x7f]")
+
+
+def _first_difference(a: str, b: str) -> int:
+    return next(
+        (i for i, (x, y) in enumerate(zip(a, b, strict=False)) if x != y), min(len(a), len(b))
+    )
+
+
+@lru_cache(maxsize=8192)
+def _breaks_names(ch: str) -> bool:
+    folded = fold_char(ch)
+    return bool(folded) and not any(_IN_NAME.match(c) for c in folded)
 
 
 @dataclass
@@ -43,6 +71,14 @@ class _Pane:
     # The last hold worked out, and for which (text length, shown): a tick asks for it several
     # times, and hundreds of panes tick many times a second.
     held: tuple[int, int, int] = (-1, -1, 0)
+    # Redaction done so far (see ``Pacer._redact``): the text before ``scanned`` was redacted;
+    # ``brk``, the last character before it that no name reaches across (-1: none), and that
+    # text before it is redacted for good; ``head``, the ``shown`` the text up to the first such
+    # character was last redacted from; ``special``, the last of ``_WHOLE_ONLY`` seen (-1: none).
+    scanned: int = 0
+    brk: int = -1
+    head: int = -1
+    special: int = -1
 
     @property
     def backlog(self) -> int:
@@ -85,16 +121,57 @@ class Pacer:
 
     def _redact(self, pane: _Pane) -> None:
         """Names in the text not yet shown, redacted; a held tail (a name, or a name's version,
-        perhaps still arriving) waits for the text after it, or the end of its side."""
+        perhaps still arriving) waits for the text after it, or the end of its side.
+
+        As if all the text not yet shown were redacted again at each call (as it once was),
+        but a stream's entries come about once a token, and a fast model's backlog can be
+        thousands of characters: only the text after the last break (``_breaks_names``) before
+        what was redacted last time is, and the text up to the first break after ``shown`` (a
+        name is matched there as at the start of a text) when ``shown`` has moved."""
         if self.redact is None:
             return
-        held = self.hold(pane.text, pane.shown) if self.hold and not pane.done else 0
-        cut = len(pane.text) - held
-        unshown = pane.text[pane.shown : cut]
-        cleaned = self.redact(unshown)
-        if cleaned != unshown:
+        text, shown = pane.text, pane.shown
+        held = self.hold(text, shown) if self.hold and not pane.done else 0
+        cut = len(text) - held
+        if not pane.done and self.hold:
+            pane.held = (len(text), shown, held)  # for this tick's ``_available``
+        old = max(shown, min(pane.scanned, cut))
+        if old == cut and pane.head == shown:
+            return  # nothing new to redact: the text that came is held
+        fresh = _WHOLE_ONLY.search(text, old, cut)
+        tail = pane.brk if shown <= pane.brk < old else None
+        head = None
+        if tail is not None and pane.head != shown:
+            head = next(k for k in range(shown, tail + 1) if _breaks_names(text[k]))
+        if fresh or pane.special >= shown or tail is None or head == tail:
+            tail, head = shown, None  # all of it again
+        # Where this call changed the text first: a name redacted may leave one beside it
+        # that was not one before ("metaClaude"), so the next call looks again from there.
+        redo = None
+        part = text[tail:cut]
+        cleaned = self.redact(part)
+        if cleaned != part:
+            redo = tail + _first_difference(cleaned, part)
+            text = text[:tail] + cleaned + text[cut:]
+        end = tail + len(cleaned)
+        if tail == shown:
+            found = _WHOLE_ONLY.finditer(text, shown, end)
+            pane.special = max((m.start() for m in found), default=-1)
+        pane.head = shown
+        if head is not None:
+            part = text[shown : head + 1]
+            cleaned = self.redact(part)
+            if cleaned != part:
+                redo = shown + _first_difference(cleaned, part)
+                text = text[:shown] + cleaned + text[head + 1 :]
+                end += len(cleaned) - len(part)
+        pane.scanned = end if redo is None else redo
+        pane.brk = next(
+            (k for k in range(pane.scanned - 1, shown - 1, -1) if _breaks_names(text[k])), -1
+        )
+        if redo is not None:
             self.redactions += 1
-            pane.text = pane.text[: pane.shown] + cleaned + pane.text[cut:]
+            pane.text = text
             pane.held = (-1, -1, 0)
 
     def _available(self, pane: _Pane) -> int:
@@ -130,6 +207,7 @@ class Pacer:
             self.replay = all(p.done for p in self.panes.values())
         alone = self._alone()
         if alone is not None and not self.replay:
+            self._fix_pace(alone, through=self.now)  # the other side ended with nothing to show
             return self._tick_alone(alone, elapsed=max(1, self.now - previous))
         waiting = [p for p in self.panes.values() if not p.done]
         if waiting:
@@ -144,7 +222,17 @@ class Pacer:
             n = min(step, self._available(pane))
             out[side] = pane.text[pane.shown : pane.shown + n]
             pane.shown += n
+        alone = self._alone()
+        if alone is not None and not self.replay:
+            # One pane has just shown its whole answer: the pace is fixed now, as of the next
+            # tick. The schedule may not tick again until the other model writes more, and by
+            # then the pace would take in how long that model kept the rater waiting.
+            self._fix_pace(alone, through=self.now + 1)
         return out
+
+    def _fix_pace(self, side: str, *, through: int) -> None:
+        if self.alone_pace is None:
+            self.alone_pace = self._shared_pace(side, through=through)
 
     def _alone(self) -> str | None:
         """The side still to be shown once the other pane has shown its whole answer."""
@@ -154,9 +242,8 @@ class Pacer:
         return SIDES[whole.index(False)]
 
     def _tick_alone(self, side: str, *, elapsed: int) -> dict[str, str]:
-        if self.alone_pace is None:
-            self.alone_pace = self._shared_pace(side)
         pace = self.alone_pace
+        assert pace is not None  # fixed when the other pane showed its last character
         pane = self.panes[side]
         # Credit for the ticks since the last, but never more than about a step: text that
         # waited for its model must not come out in a burst that shows it had been waited for.
@@ -174,10 +261,11 @@ class Pacer:
         self.credit -= n
         return out
 
-    def _shared_pace(self, side: str) -> float:
-        """Characters per side per tick while both panes were shown together: what the rater
+    def _shared_pace(self, side: str, *, through: int) -> float:
+        """Characters per side per tick while both panes were shown together (from the first
+        release to ``through``, the tick at which one pane was first whole): what the rater
         has seen already, so going on at it tells nothing about the side left alone."""
-        ticks = self.now - (self.began if self.began is not None else self.now)
+        ticks = through - (self.began if self.began is not None else through)
         if ticks < self.pace_window_ticks:
             return float(self.chars_per_tick)
         return max(self.panes[side].shown / ticks, self.chars_per_tick * self.slowest_share)

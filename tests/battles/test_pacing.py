@@ -153,7 +153,7 @@ def play(pacer: Pacer, feeds: dict[str, list[str | None]], ticks: int, *, skip_i
         fresh = False
         for side, timeline in feeds.items():
             if t < len(timeline) and not pacer.panes[side].done:
-                fresh = True
+                fresh |= timeline[t] != ""  # "": the model wrote nothing, no entry came
                 if timeline[t] is None:
                     pacer.finish(side)
                 else:
@@ -222,3 +222,109 @@ def test_a_slow_pair_does_not_hold_the_pane_left_alone_below_a_quarter_of_the_ca
     feeds = {"a": timeline(1, 40, "a"), "b": ["b"] * 40 + ["b" * 300, None]}
     released = play(Pacer(chars_per_tick=12), feeds, 200)
     assert [len(o["b"]) for o in released[40:140]] == [3] * 100
+
+
+def test_the_pace_left_alone_is_fixed_when_the_other_pane_ends_whatever_the_model_then_stalls():
+    # a's answer is all there at once; b's model writes 6 characters a tick, so both panes show
+    # 6 a tick and a's is whole after 40 ticks. b's model then stalls, and the live schedule
+    # (nothing to show) does not tick the pacer, before it writes 10 a tick: b goes on at the 6
+    # a tick the rater saw, however long the stall.
+    def alone(stall: int) -> list[int]:
+        feeds = {
+            "a": ["a" * 240, None],
+            "b": ["b" * 6] * 40 + [""] * stall + ["b" * 10] * 30 + [None],
+        }
+        released = play(Pacer(chars_per_tick=12), feeds, 40 + stall + 60, skip_idle=True)
+        assert all(o == {"a": "", "b": ""} for o in released[40 : 40 + stall]), stall
+        return [len(o["b"]) for o in released[40 + stall :]]
+
+    assert alone(1) == alone(30) == alone(100) == [6] * 50 + [0] * 10
+
+
+# Redaction re-reads only what a name could still reach ------------------------------------
+
+
+class FullRescan(Pacer):
+    """The pacer redacting all its unshown text again at each entry, as it once did."""
+
+    def _redact(self, pane) -> None:
+        held = self.hold(pane.text, pane.shown) if not pane.done else 0
+        cut = len(pane.text) - held
+        unshown = pane.text[pane.shown : cut]
+        cleaned = self.redact(unshown)
+        if cleaned != unshown:
+            self.redactions += 1
+            pane.text = pane.text[: pane.shown] + cleaned + pane.text[cut:]
+            pane.held = (-1, -1, 0)
+
+
+SEED, CASES = 20261202, 150
+TERMS = ("Claude", "Anthropic", "GPT", "ChatGPT", "OpenAI", "Llama", "Meta", "Deep Owl")
+PIECES = (
+    # names, whole and disguised, and things near them
+    "Claude", "C l a u d e", "Сlaude", "Cl\u200baude", "ＧＰＴs", "A-n-t-h-r-o-p-i-c",
+    "ClaudeAI", "Cl**au**de", "GPT-4o", "Llama3.1", "Deep Owl", "DeepOwl", "G. P. T.",
+    "\u202eedualC\u202c", "\u202eabc", "\u202c", "Claudette", "AskClaude", "meta", "Meta's",
+    "\x07", "\x1f", "C\u200b\u200b\u200bl\u200ba\u200bu\u200bd\u200be",
+    # ordinary text, breaks between words and none
+    " ", " ", "  ", "\n", "\n\n", ", ", ". ", "; ", "(", ")", ": ", "'", "—", "-", "_", "*",
+    "the answer", "économie", "l'été", "经济", "改革，", "。", "我是", "模型", "a b c", "x",
+    "1.5", "I", "l", "e", "s", "😀",
+)  # fmt: skip
+
+
+def test_redacting_only_what_a_name_could_reach_shows_what_redacting_it_all_again_shows():
+    import random
+    from functools import partial
+
+    from arena.integrity.checks import name_tail, redact
+
+    rng = random.Random(SEED)
+    for case in range(CASES):
+        text = "".join(rng.choice(PIECES) for _ in range(rng.randrange(1, 60)))
+        cuts = sorted(rng.sample(range(1, len(text)), min(len(text) - 1, rng.randrange(0, 30))))
+        chunks = [text[i:j] for i, j in zip([0, *cuts], [*cuts, len(text)], strict=True)]
+        other = rng.choice(["", "Fine, thanks. " * 3])
+        ticks = [rng.random() < 0.3 for _ in chunks]
+        cap = rng.choice([1, 3, 50])
+        runs = []
+        for kind in (Pacer, FullRescan):
+            pacer = kind(
+                chars_per_tick=cap,
+                redact=partial(redact, terms=TERMS),
+                hold=partial(name_tail, terms=TERMS),
+            )
+            if other:
+                pacer.feed("b", other)
+            out = []
+            for chunk, tick in zip(chunks, ticks, strict=True):
+                pacer.feed("a", chunk)
+                if tick:
+                    out.append(pacer.tick()["a"])
+            pacer.finish("a")
+            pacer.finish("b")
+            out += [pacer.tick()["a"] for _ in range(len(text) + 5)]
+            runs.append(("".join(out), out, pacer.panes["a"].text, pacer.redactions))
+        assert runs[0] == runs[1], (case, chunks)
+
+
+def test_a_long_answer_fed_in_small_entries_is_not_redacted_again_whole_at_each():
+    from functools import partial
+
+    from arena.integrity.checks import name_tail, redact
+
+    read = []
+
+    def counting(text: str) -> str:
+        read.append(len(text))
+        return redact(text, TERMS)
+
+    answer = ("After the crisis, the economy recovered; C l a u d e says so (twice). " * 60)[:4000]
+    pacer = Pacer(redact=counting, hold=partial(name_tail, terms=TERMS))
+    for at in range(0, len(answer), 4):
+        pacer.feed("a", answer[at : at + 4])  # b has nothing yet: nothing is shown
+    pacer.finish("a")
+    assert "C l a u d e" not in pacer.panes["a"].text
+    # Each entry reads what came since the last break before it, not the whole backlog
+    # (which would be about 2 million characters in all).
+    assert sum(read) < 40 * len(answer)
