@@ -25,6 +25,29 @@ _EN_ABOUT_ME = (
     r"base\s+model|underlying\s+model|llm|creators?|makers?|developers?|trainers?|vendor|"
     r"parent\s+company|real\s+name|true\s+name|name)"
 )
+_EN_KIND = (
+    r"(?:kind\s+of\s+|sort\s+of\s+|type\s+of\s+)?"
+    r"(?:ai\s+|language\s+|base\s+|underlying\s+|large\s+language\s+)?"
+)
+# "Which model are you using?" asks what the reader uses.
+_EN_NOT_DOING = (
+    r"(?!\s+(?:using|referring|talking|thinking|asking|looking|working|planning|going|trying|"
+    r"recommending|suggesting|describing)\b)"
+)
+# Where "who made you" ends as a question about the model: the sentence ends, or goes on as
+# such a question does ("Who trained you, and when?", "Who built you originally?"), not as
+# "Who wrote you a letter?", "Who made you cry?".
+_EN_MADE_END = (
+    r"(?=[^\S\n]*(?:[\n?.!,;:)\"'’]|$)|\s+(?:and|or|but|originally|initially|first|exactly|really|"
+    r"actually|then|anyway|though|please|in|at|on|from|with|using|back|to\s+be|as)\b)"
+)
+# Where "your model" / "your name" ends as the model's own: the sentence ends or says what it
+# is ("Tell me your name.", "What is your model name and version?"), not "your version
+# control workflow", "your name choice for the variable".
+_EN_ABOUT_ME_END = (
+    r"(?=[^\S\n]*(?:[\n?.!,;:)\"'’]|$)|\s+(?:is|was|are|were|and|or|please|exactly|again|really|"
+    r"precisely|then|now|briefly|in\s+(?:detail|full|brief|short|depth)|for\s+me)\b)"
+)
 _KNOWN_NAMES = r"(?:chat\s*gpt|gpt|claude|gemini|bard|llama|grok|mistral|qwen|deepseek|copilot)"
 _FR_MADE = r"(?:cr[ée]{2}|entra[îi]n[ée]|con[çc]u|d[ée]velopp[ée]|fait|construit|programm[ée])"
 _DE_MADE = (
@@ -44,13 +67,16 @@ _ZH_MAKERS = r"(?:公司|团队|机构|实验室|组织|企业|厂商)"
 # ``_folded``), so look-alike letters and invisible characters do not hide the question.
 IDENTITY_QUESTIONS = (
     # English
-    r"\b(?:what|which)\s+(?:kind\s+of\s+|sort\s+of\s+|type\s+of\s+)?(?:ai\s+|language\s+|base\s+"
-    r"|underlying\s+|large\s+language\s+)?(?:model|llm|version|ai|chatbot|assistant)\s+"
-    r"(?:are|is|were)\s+(?:you|this|u)\b",
+    # "this" only after a word that names a model: "Which version is this?" asks about
+    # something else, as do "What AI is this about?" and "Which version are you using?".
+    rf"\b(?:what|which)\s+{_EN_KIND}(?:model|llm|chatbot)\s+(?:are|is|were)\s+"
+    rf"(?:you|u|this(?!\s+about\b))\b{_EN_NOT_DOING}",
+    rf"\b(?:what|which)\s+{_EN_KIND}(?:version|ai|assistant)\s+(?:are|is|were)\s+(?:you|u)\b"
+    rf"{_EN_NOT_DOING}",
     r"\b(?:what|which)\s+(?:ai\s+|language\s+|base\s+|underlying\s+)?(?:model|llm|engine)\s+"
     r"(?:powers|runs|drives|is\s+behind|is\s+powering|are\s+you\s+(?:based|built|running)\s+on)"
     r"(?:\s+you)?\b",
-    rf"\bwho\s+(?:\w+\s+){{0,2}}?{_EN_MADE}\s+(?:you|u)\b",
+    rf"\bwho\s+(?:\w+\s+){{0,2}}?{_EN_MADE}\s+(?:you|u)\b{_EN_MADE_END}",
     r"\bwho\s+(?:are|r)\s+(?:you|u)\b",
     rf"\bare\s+you\s+(?:an?\s+)?{_KNOWN_NAMES}",
     rf"\bare\s+you\s+(?:\w+\s+)?{_EN_MADE}\s+by\b",
@@ -60,7 +86,7 @@ IDENTITY_QUESTIONS = (
     r"do\s+you\s+(?:come\s+from|belong\s+to|work\s+for)|is\s+behind\s+you)",
     rf"\b{_EN_MAKERS}\s+(?:that|who|which)\s+(?:\w+\s+){{0,2}}?{_EN_MADE}\s+(?:you|u)\b",
     rf"\b(?:what|which|who|tell\s+me|reveal|name|say|share|state|disclose|describe|explain)\b"
-    rf"[^.?!\n]{{0,30}}\byour\s+{_EN_ABOUT_ME}\b(?!\s+(?:of|for|on|about)\b)",
+    rf"[^.?!\n]{{0,30}}\byour\s+{_EN_ABOUT_ME}\b{_EN_ABOUT_ME_END}",
     r"\bwho\s+(?:is|are)\s+your\s+(?:creators?|makers?|developers?|trainers?|owners?|parents?)\b",
     # French
     r"qui\s+(?:es[- ]tu|[êe]tes[- ]vous)",
@@ -132,7 +158,8 @@ def _folded(text: str) -> str:
     out = []
     for ch in unicodedata.normalize("NFKC", text):
         if ch.isascii():
-            out.append(ch)
+            # A control character but tab and line breaks shows as nothing: it goes too.
+            out.append(fold_char(ch) if ch < " " or ch == "\x7f" else ch)
             continue
         folded = fold_char(ch)
         # A look-alike or an invisible character is folded; any other character stays itself.

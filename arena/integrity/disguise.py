@@ -10,26 +10,31 @@ space), ``ＧＰＴ`` (fullwidth) or ``A-n-t-h-r-o-p-i-c``. Each is found by mat
 * Cyrillic and Greek look-alikes of Latin letters are mapped to them (an explicit table below:
   the common ones, which is what a disguise uses);
 * invisible characters (Unicode category Cf, such as zero-width spaces and joiners, bidi
-  controls, soft hyphens, and a few fillers that are not Cf) are dropped;
+  controls, soft hyphens; control characters but tab and line breaks, ``Clau\\x7fde``; and a
+  few fillers) are dropped;
 * a capital ``I`` stays apart, since it looks like both ``i`` and ``l`` (``CIaude``).
 
 Each skeleton character remembers which character of the original it came from, so a match
 is replaced whole, invisible characters and all, in the original text.
 
 A name matches written whole (its own words joined by up to three separators or none:
-``Deep Owl``, ``DeepOwl``; markup that shows nothing between its letters: ``Cl**au**de``), or
+``Deep Owl``, ``DeepOwl``; a camel-case name's parts by one or none: ``Deep Seek``,
+``Open-AI``; markup that shows nothing between its letters: ``Cl**au**de``), or
 spelt out with a separator (whitespace, or a dot, dash, underscore, ``*`` or ``·`` with a
 little space around it) between *every* pair of its letters: ``C l a u d e``, ``G. P. T.``.
 Spelling out only in places is not a disguise but ordinary text: "I met a friend" is not
 "Meta". A name runs on into a version (``GPT-4o``, ``Llama3.1``, ``gemini-2.5-pro``) and may
 be glued to a plural or a short suffix (``GPTs``, ``ClaudeAI``, ``ClaudeBot``), but a name
-inside a longer word is ordinary text ("egypt", "metaphor", "Claudette"). A name may follow
-or precede text in scripts written without spaces (``我是Claude模型``). A right-to-left
-override that shows a name reversed (``\\u202eedualC``) is replaced whole.
+inside a longer word is ordinary text ("egypt", "metaphor", "Claudette"), spelt out too
+("m e t a l", "c l a u d e t t e"; but "C l a u d e a model": one letter alone may be a
+word of its own). A name may follow or precede text in scripts written without spaces
+(``我是Claude模型``). A right-to-left override that shows a name reversed
+(``\\u202eedualC``) is replaced whole.
 
 Not caught: names translated or transliterated (``Клод``, ``克劳德``), leetspeak
 (``Cl4ude``), reversed text without an override, look-alikes from scripts outside the table
-(Armenian, Cherokee), and descriptions ("the lab Dario Amodei founded").
+(Armenian, Cherokee), descriptions ("the lab Dario Amodei founded"), and a name spelt out
+inside a sentence spelt out whole ("C l a u d e a n d m e" reads as one word).
 """
 
 from __future__ import annotations
@@ -62,9 +67,13 @@ _LOOKALIKES = {
     "‐": "-", "‑": "-", "‒": "-", "−": "-", "–": " ", "—": " ", "―": " ", "•": ".",
     "‧": ".", "∙": ".", "⋅": ".",
 }  # fmt: skip
-# Invisible, though not category Cf: Hangul fillers, the braille blank.
-_INVISIBLE = frozenset("\u115f\u1160\u3164\uffa0\u2800")
+# Invisible, though not category Cf: Hangul fillers, the braille blank; and the control
+# characters Python counts as whitespace that a page shows as nothing (not as a space): only
+# tab, line feed, vertical tab, form feed and carriage return of the controls stay.
+_INVISIBLE = frozenset("\u115f\u1160\u3164\uffa0\u2800\x1c\x1d\x1e\x1f\x85")
 _DROPPED = frozenset(("Cf", "Mn", "Me", "Cc"))
+# Plain ASCII but for these (the controls fold_char drops) is its own skeleton, case aside.
+_ASCII_DROPPED = re.compile(r"[\x00-\x08\x0e-\x1f\x7f]")
 
 # Scripts written without spaces between words: a name may run straight into their text.
 _UNSPACED = (
@@ -86,6 +95,8 @@ _SPELT_WIDTH = 9  # the most skeleton characters a spelt-out letter takes, with 
 # Between the letters of a name written whole: markup the page renders as nothing visible
 # between letters ("Cl**au**de", "Cl`au`de", "$C$laude").
 _MARKUP = r"[*_~`$]{0,4}"
+# Between the parts of a camel-case name: one separator, not a sentence's end ("open. AI").
+_CAMEL_SEP = rf"{_MARKUP}(?:(?:[.\-]|[^\S\n]{{1,3}}){_MARKUP})?"
 _SPELT_MIN = 3  # letters a name needs before spelling it out is a disguise, not chance
 
 # What may follow a name as part of it: a version and a variant ("GPT-4o", "Claude-3.5",
@@ -121,10 +132,15 @@ def fold_char(ch: str) -> str:
     return "".join(out)
 
 
+def _plain(text: str) -> bool:
+    """Is the text its own skeleton character for character: ASCII, none of it dropped?"""
+    return text.isascii() and not _ASCII_DROPPED.search(text)
+
+
 def skeleton(text: str) -> tuple[str, list[int] | None]:
     """The text's skeleton, and for each of its characters the index in ``text`` it came from
     (None: the same index, when the text is plain ASCII)."""
-    if text.isascii():
+    if _plain(text):
         return text.translate(_ASCII_FOLD), None
     chars: list[str] = []
     origin: list[int] = []
@@ -149,17 +165,49 @@ def _letter(c: str) -> str:
     return {"i": "[iI]", "l": "[lI]"}.get(c) or re.escape(c)
 
 
+_HUMP = "\ue000"  # a private-use mark, kept by folding: where a camel-case word's parts meet
+
+
+def _camel(word: str) -> list[str]:
+    """A camel-case word's parts ("DeepSeek", "OpenAI", "GPTZero"), each at least two
+    characters long ("xAI" and "iPhone" stay whole)."""
+    cuts = [
+        k
+        for k in range(1, len(word))
+        if word[k].isupper()
+        and (word[k - 1].islower() or (word[k - 1].isupper() and word[k + 1 : k + 2].islower()))
+    ]
+    parts: list[str] = []
+    for part in (word[a:b] for a, b in zip([0, *cuts], [*cuts, len(word)], strict=True)):
+        if parts and (len(parts[-1]) < 2 or len(part) < 2):
+            parts[-1] += part
+        else:
+            parts.append(part)
+    return parts
+
+
+def _parts(term: str) -> list[list[str]]:
+    """A term's skeleton as its words, each as its camel-case parts: "Deep Owl" ->
+    [["deep"], ["owl"]], "OpenAI" -> [["open", "ai"]]."""
+    marked = re.sub(r"[^\W_]+", lambda m: _HUMP.join(_camel(m.group())), term)
+    folded = "".join(fold_char(c) for c in marked).replace("I", "i")
+    words = (w.split(_HUMP) for w in re.split(rf"(?:[^\w{_HUMP}]|_)+", folded))
+    return [parts for w in words if (parts := [p for p in w if p])]
+
+
 def _units(term: str) -> list[list[str]]:
     """A term's skeleton as its words' letters: "Deep Owl" -> [[d, e, e, p], [o, w, l]]."""
-    folded = "".join(fold_char(c) for c in term).replace("I", "i")
-    return [list(word) for word in re.split(r"[\W_]+", folded) if word]
+    return [list("".join(parts)) for parts in _parts(term)]
 
 
 def _whole(term: str) -> str:
     """The term written whole, as a pattern: its words joined by a few separators or none,
-    markup allowed between its letters."""
-    words = _units(term)
-    return _WORDS_SEP.join(_MARKUP.join(_letter(c) for c in w) for w in words)
+    the parts of a camel-case word by one or none ("Deep Seek", "Open-AI"), markup allowed
+    between its letters."""
+    return _WORDS_SEP.join(
+        _CAMEL_SEP.join(_MARKUP.join(_letter(c) for c in part) for part in parts)
+        for parts in _parts(term)
+    )
 
 
 def _letters(term: str) -> str:
@@ -182,6 +230,36 @@ _SHORT_GAP = re.compile(_SPELT_SEP_SHORT)
 _AFTER_NAME = re.compile(rf"{_VERSION}{_GLUED}(?!{_LETTER})")
 
 
+# What may follow a spelt-out name in its own run of letters (letters alone, the separators
+# gone): a version ("G P T 4 o") and a plural or short suffix, as after a name written whole.
+_SPELT_AFTER = re.compile(rf"(?:[0-9]+[0-9a-zI]*)?{_GLUED}")
+# A letter after a spelt-out name that is a word of its own, not more of the name's word:
+# "I am C l a u d e a model" (in "m e t a l" and "c l a u d e t t e" the rest is one word).
+_ONE_LETTER_WORDS = frozenset("aeiouyI")
+
+
+def _spelt_end(skel: str, at: list[int], i: int, size: int) -> tuple[int, int] | None:
+    """Where the name spelt out at letters ``i`` to ``i + size`` of a run ends, with any
+    suffix, in the skeleton and in the run's letters; None if the letters after it in the
+    same word make it part of a longer one.
+
+    The word goes on while the letters are apart as the name's own are (a different
+    separator, or a wider space, ends it: "C-l-a-u-d-e a-n-d"); as with a name written whole,
+    the rest of it may only be a version or a suffix."""
+    inside = {skel[a + 1 : at[k + 1]] for k, a in enumerate(at[i : i + size - 1], i)}
+    j = i + size
+    while j < len(at) and skel[at[j - 1] + 1 : at[j]] in inside:
+        j += 1
+    rest = "".join(skel[k] for k in at[i + size : j])
+    if rest and not _SPELT_AFTER.fullmatch(rest):
+        if rest not in _ONE_LETTER_WORDS:
+            return None
+        j = i + size  # a word after the name, not a suffix: it stays
+    last = at[j - 1]
+    after = _AFTER_NAME.match(skel, last + 1)
+    return (after.end() if after else last + 1), j
+
+
 def _spelt_spans(skel: str, spelt: dict[int, frozenset[str]]) -> list[tuple[int, int]]:
     """Names spelt out letter by letter in the skeleton, with any version after them."""
     found: list[tuple[int, int]] = []
@@ -193,15 +271,16 @@ def _spelt_spans(skel: str, spelt: dict[int, frozenset[str]]) -> list[tuple[int,
             for size in sorted(spelt, reverse=True):
                 if letters[i : i + size] not in spelt[size]:
                     continue
-                first, last = at[i], at[i + size - 1]
                 gaps = zip(at[i : i + size - 1], at[i + 1 : i + size], strict=True)
                 if size == _SPELT_MIN and not all(
                     _SHORT_GAP.fullmatch(skel, a + 1, b) for a, b in gaps
                 ):
                     continue
-                after = _AFTER_NAME.match(skel, last + 1)
-                found.append((first, after.end() if after else last + 1))
-                i += size - 1
+                ends = _spelt_end(skel, at, i, size)
+                if ends is None:
+                    continue
+                found.append((at[i], ends[0]))
+                i = ends[1] - 1
                 break
             i += 1
     return found
@@ -329,7 +408,7 @@ def held_tail(text: str, shown: int, terms: tuple[str, ...]) -> int:
     # Back from the end by skeleton characters, not the text's: a run of invisible
     # characters inside a name must not push its beginning out of reach.
     lo, size = end, 0
-    if text[max(shown, end - longest) : end].isascii():  # one skeleton character each
+    if _plain(text[max(shown, end - longest) : end]):  # one skeleton character each
         lo, size = max(shown, end - longest), longest
     while lo > shown and size < longest:
         lo -= 1

@@ -227,6 +227,13 @@ QUESTIONS = {
         "Tell me the cоmpany that trained yоu",  # Cyrillic о
         "Who tr\u200bained you?",
         "Ｗｈｏ ｍａｄｅ ｙｏｕ？",
+        "What model is this?",
+        "Which assistant are you, really?",
+        "Tell me your model name and version",
+        "Describe your architecture in detail",
+        "Who created you, and when?",
+        "Who made you",
+        "Who built you originally?",
     ],
     "fr": [
         "Quelle entreprise t'a entraîné ?",
@@ -287,6 +294,16 @@ ORDINARY = {
         "Which company do you recommend?",
         "What is your opinion on tea?",
         "Explain the transformer architecture.",
+        # A question about something else, though it says version, AI, your name or made you.
+        "Which version is this?",
+        "What AI is this about?",
+        "What model is this about?",
+        "Which version are you using?",
+        "Describe your version control workflow",
+        "Explain your name choice for the variable",
+        "Who wrote you a letter?",
+        "Who made you cry?",
+        "Who makes you happy?",
     ],
     "fr": [
         "Qui a écrit Les Misérables ?",
