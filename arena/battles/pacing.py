@@ -32,18 +32,14 @@ import math
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from functools import lru_cache
 
-from arena.integrity.disguise import fold_char
+from arena.integrity.disguise import breaks_names
 
 SIDES = ("a", "b")
 
-# What a name, however disguised, may take in the skeleton it is found on (integrity.disguise):
-# letters and digits, separators, markup. A character whose skeleton holds none of them (a
-# comma, a bracket, "。", an emoji) is in no name and no name reaches across it, so text before
-# it that was redacted knowing what follows it is redacted for good: only what comes after
-# the last such character is looked at again as more text arrives.
-_IN_NAME = re.compile(r"[\w\s.\-*·~`$]")
+# A character no name reaches across (integrity.disguise.breaks_names): text before it that
+# was redacted knowing what follows it is redacted for good, so only what comes after the last
+# such character is looked at again as more text arrives.
 # Characters whose effect reaches past such a break: a right-to-left override (its run goes
 # back to it however long), and ASCII controls (an all-ASCII text's skeleton may keep them).
 # While one is in the text not yet shown, it is all redacted again, as one.
@@ -54,12 +50,6 @@ def _first_difference(a: str, b: str) -> int:
     return next(
         (i for i, (x, y) in enumerate(zip(a, b, strict=False)) if x != y), min(len(a), len(b))
     )
-
-
-@lru_cache(maxsize=8192)
-def _breaks_names(ch: str) -> bool:
-    folded = fold_char(ch)
-    return bool(folded) and not any(_IN_NAME.match(c) for c in folded)
 
 
 @dataclass
@@ -125,7 +115,7 @@ class Pacer:
 
         As if all the text not yet shown were redacted again at each call (as it once was),
         but a stream's entries come about once a token, and a fast model's backlog can be
-        thousands of characters: only the text after the last break (``_breaks_names``) before
+        thousands of characters: only the text after the last break (``breaks_names``) before
         what was redacted last time is, and the text up to the first break after ``shown`` (a
         name is matched there as at the start of a text) when ``shown`` has moved."""
         if self.redact is None:
@@ -142,7 +132,7 @@ class Pacer:
         tail = pane.brk if shown <= pane.brk < old else None
         head = None
         if tail is not None and pane.head != shown:
-            head = next(k for k in range(shown, tail + 1) if _breaks_names(text[k]))
+            head = next(k for k in range(shown, tail + 1) if breaks_names(text[k]))
         if fresh or pane.special >= shown or tail is None or head == tail:
             tail, head = shown, None  # all of it again
         # Where this call changed the text first: a name redacted may leave one beside it
@@ -167,7 +157,7 @@ class Pacer:
                 end += len(cleaned) - len(part)
         pane.scanned = end if redo is None else redo
         pane.brk = next(
-            (k for k in range(pane.scanned - 1, shown - 1, -1) if _breaks_names(text[k])), -1
+            (k for k in range(pane.scanned - 1, shown - 1, -1) if breaks_names(text[k])), -1
         )
         if redo is not None:
             self.redactions += 1

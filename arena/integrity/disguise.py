@@ -116,6 +116,19 @@ _ASCII_FOLD = str.maketrans(
 )  # "I" stays apart
 
 
+# What a name, however disguised, may take in the skeleton it is found on: letters and
+# digits, separators, markup (_SEP, _MARKUP).
+_IN_NAME = re.compile(r"[\w\s.\-*·~`$]")
+
+
+@lru_cache(maxsize=8192)
+def breaks_names(ch: str) -> bool:
+    """Whether ``ch`` is in no name and no name reaches across it (a comma, a bracket, "。",
+    an emoji): its skeleton is not empty and holds nothing a name may take."""
+    folded = fold_char(ch)
+    return bool(folded) and not any(_IN_NAME.match(c) for c in folded)
+
+
 @lru_cache(maxsize=8192)
 def fold_char(ch: str) -> str:
     """The skeleton of one character: none, one or (a ligature, a compatibility form) more."""

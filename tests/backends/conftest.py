@@ -39,6 +39,8 @@ async def servers() -> AsyncIterator[Servers]:
         batch = []
         for settings in model_settings:
             server = await MockServer(models={"m": settings}, **kwargs).start()
+            # A port an earlier test or run left state for (down, failures) starts afresh.
+            pools_forget([server.url.rstrip("/")])
             started.append(server)
             batch.append(server)
         return batch
