@@ -10,9 +10,9 @@ from functools import partial
 
 import pytest
 
-from arena.battles.pacing import Pacer
 from arena.compare.judge import MASK, mask
 from arena.integrity.checks import REDACTED, asks_identity, name_tail, redact
+from tests.integrity.streaming import streamed
 
 TERMS = (
     "Claude",
@@ -184,21 +184,10 @@ STREAMED = {
 def test_a_disguised_name_split_anywhere_in_a_stream_is_never_shown_even_in_part(disguised):
     text = f"I am {disguised}, hi."
     expected = f"I am {STREAMED[disguised]}, hi."
-    for split in range(1, len(text)):
-        pacer = Pacer(
-            chars_per_tick=1000,
-            redact=partial(redact, terms=TERMS),
-            hold=partial(name_tail, terms=TERMS),
-        )
-        pacer.feed("a", text[:split])
-        pacer.feed("b", "other side")
-        first = pacer.tick()["a"]
+    for split, (first, whole) in enumerate(streamed(text, TERMS), start=1):
         # What went out before the rest arrived is never a piece of the name.
         assert expected.startswith(first), split
-        pacer.feed("a", text[split:])
-        pacer.finish("a")
-        pacer.finish("b")
-        assert first + pacer.tick()["a"] == expected, split
+        assert whole == expected, split
 
 
 def test_compare_masking_hides_disguised_names_from_the_judge():

@@ -3,12 +3,10 @@ the longer spelt-out words that hold them, and camel-case names written in parts
 
 from __future__ import annotations
 
-from functools import partial
-
 import pytest
 
-from arena.battles.pacing import Pacer
 from arena.integrity.checks import REDACTED, asks_identity, name_tail, redact
+from tests.integrity.streaming import streamed as stream_splits
 
 TERMS = (
     "Claude",
@@ -26,23 +24,8 @@ TERMS = (
 )
 
 
-def streamed(text: str) -> list[str]:
-    """What a rater is shown of ``text``, first tick and in all, for every split of it."""
-    shown = []
-    for split in range(1, len(text)):
-        pacer = Pacer(
-            chars_per_tick=1000,
-            redact=partial(redact, terms=TERMS),
-            hold=partial(name_tail, terms=TERMS),
-        )
-        pacer.feed("a", text[:split])
-        pacer.feed("b", "other side")
-        first = pacer.tick()["a"]
-        pacer.feed("a", text[split:])
-        pacer.finish("a")
-        pacer.finish("b")
-        shown.append((first, first + pacer.tick()["a"]))
-    return shown
+def streamed(text: str) -> list[tuple[str, str]]:
+    return stream_splits(text, TERMS)
 
 
 # Control characters --------------------------------------------------------------------------
