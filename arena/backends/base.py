@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
-from typing import Literal, Protocol
+from typing import ClassVar, Literal, Protocol
 
 ErrorKind = Literal[
     "auth",
@@ -87,4 +87,8 @@ TERMINAL = (Finished, StreamError)  # a stream's last event
 
 
 class Backend(Protocol):
+    # Whether it takes OpenAI's response_format {"type": "json_schema", ...} (where its
+    # settings also say "structured_output": true): a judge's reply is then held to a schema.
+    takes_json_schema: ClassVar[bool]
+
     def stream(self, request: ChatRequest) -> AsyncIterator[Event]: ...

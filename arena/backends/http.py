@@ -10,6 +10,7 @@ import json
 import ssl
 import weakref
 from collections.abc import AsyncIterator, Callable
+from typing import ClassVar
 
 import httpx
 
@@ -223,6 +224,7 @@ class HTTPBackend:
     default_base_url: str = ""
     default_key_env: str | None = None  # where the key is read from unless settings say
     requires_key: bool = False  # a vendor API that rejects every request without one
+    takes_json_schema: ClassVar[bool] = False
 
     def __init__(self, settings: dict) -> None:
         if self.default_key_env:

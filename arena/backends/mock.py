@@ -16,6 +16,7 @@ import re
 import time
 from collections.abc import AsyncIterator, Iterator
 from dataclasses import dataclass
+from typing import ClassVar
 
 from arena.backends.base import ChatRequest, Event, Finished, ReasoningDelta, StreamError, TextDelta
 
@@ -217,6 +218,8 @@ def judge_reply(request: ChatRequest, settings: MockSettings) -> str:
 
 
 class MockBackend:
+    takes_json_schema: ClassVar[bool] = False
+
     def __init__(self, settings: dict | None = None) -> None:
         self.settings = MockSettings.from_dict(settings or {})
 

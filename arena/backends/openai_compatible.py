@@ -30,6 +30,7 @@ FINISH_ERRORS = {"content_filter": "content_filter", "refusal": "refused"}
 class OpenAICompatibleBackend(HTTPBackend):
     # No default base URL, and no key required: local servers (vLLM, Ollama...) often run
     # without one.
+    takes_json_schema = True  # OpenAI's response_format, which vLLM and others accept too
 
     def url(self, request: ChatRequest) -> str:
         return f"{self.base_url}/chat/completions"

@@ -5,8 +5,6 @@ Each kind is one module; adding one means one line here (name, label, class).
 
 from __future__ import annotations
 
-from collections.abc import Callable
-
 from django.db import models
 
 from arena.backends.anthropic import AnthropicBackend
@@ -17,7 +15,7 @@ from arena.backends.openai import OpenAIBackend
 from arena.backends.openai_compatible import OpenAICompatibleBackend
 from arena.backends.pools import PooledBackend
 
-_KINDS: tuple[tuple[str, str, Callable[[dict], Backend]], ...] = (
+_KINDS: tuple[tuple[str, str, type[Backend]], ...] = (
     ("mock", "Mock (deterministic, in-process)", MockBackend),
     ("openai_compatible", "OpenAI-compatible (vLLM, TGI, Ollama, ...)", OpenAICompatibleBackend),
     ("openai", "OpenAI", OpenAIBackend),
@@ -34,11 +32,16 @@ class UnknownBackend(LookupError):
     """A model names a kind this installation does not have."""
 
 
-def backend_for(kind: str, settings: dict) -> Backend:
+def backend_class(kind: str) -> type[Backend]:
+    """The class of ``kind``: what it takes and can do (``takes_json_schema``)."""
     try:
-        factory = _FACTORIES[kind]
+        return _FACTORIES[kind]
     except KeyError:
         raise UnknownBackend(f"No backend of kind {kind!r} is installed.") from None
+
+
+def backend_for(kind: str, settings: dict) -> Backend:
+    factory = backend_class(kind)
     if settings.get("replicas"):
         return PooledBackend(settings, factory)
     return factory(settings)

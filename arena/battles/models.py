@@ -8,6 +8,7 @@ from django.conf import settings
 from django.db import models
 
 from arena.catalog.models import CostStatus, ModelEntry
+from arena.core.answers import AnswerStatus
 from arena.core.models import AppendOnlyModel
 from arena.core.text import prompt_hash
 
@@ -119,12 +120,7 @@ class Answer(models.Model):
         A = "a", "A"
         B = "b", "B"
 
-    class Status(models.TextChoices):
-        PENDING = "pending", "Pending"
-        RUNNING = "running", "Running"
-        OK = "ok", "Complete"
-        PARTIAL = "partial", "Partial (stream cut)"
-        ERROR = "error", "Error"
+    Status = AnswerStatus
 
     turn = models.ForeignKey(Turn, on_delete=models.CASCADE, related_name="answers")
     side = models.CharField(max_length=1, choices=Side.choices)

@@ -6,6 +6,9 @@ from django.db import models
 
 from arena.backends.registry import Kind
 
+# Seconds a model's answer may take when its backend settings name no "timeout_s".
+DEFAULT_TIMEOUT_S = 120.0
+
 
 def standard_params() -> list[str]:
     return ["temperature", "top_p", "max_tokens"]
@@ -49,6 +52,11 @@ class ModelEntry(models.Model):
         """The pool queue its answers go to (backend settings' "queue"), so workers can be
         sized per GPU pool; "" for the default generation queue."""
         return str(self.backend_settings.get("queue") or "")
+
+    @property
+    def timeout_s(self) -> float:
+        """How long one of its answers (or a judge's reply) may take, in seconds."""
+        return float(self.backend_settings.get("timeout_s") or DEFAULT_TIMEOUT_S)
 
     def params_unsupported(self, params: dict) -> list[str]:
         """Shared parameters that are set but that this model does not declare it supports."""

@@ -10,6 +10,7 @@ from django.conf import settings
 from django.db import models
 
 from arena.catalog.models import CostStatus, ModelEntry
+from arena.core.answers import AnswerStatus
 
 
 class CompareRun(models.Model):
@@ -49,12 +50,7 @@ class CompareRun(models.Model):
 
 
 class CompareAnswer(models.Model):
-    class Status(models.TextChoices):
-        PENDING = "pending", "Pending"
-        RUNNING = "running", "Running"
-        OK = "ok", "Complete"
-        PARTIAL = "partial", "Partial"
-        ERROR = "error", "Error"
+    Status = AnswerStatus
 
     run = models.ForeignKey(CompareRun, on_delete=models.CASCADE, related_name="answers")
     slot = models.PositiveSmallIntegerField()

@@ -9,6 +9,7 @@ from django.db import models
 
 from arena.battles.models import Vote
 from arena.catalog.models import CostStatus, ModelEntry
+from arena.core.answers import AnswerStatus
 
 
 class EvalRun(models.Model):
@@ -87,11 +88,7 @@ class EvalPrompt(models.Model):
 
 
 class EvalAnswer(models.Model):
-    class Status(models.TextChoices):
-        RUNNING = "running", "Running"
-        OK = "ok", "Complete"
-        PARTIAL = "partial", "Partial"
-        ERROR = "error", "Error"
+    Status = AnswerStatus
 
     prompt = models.ForeignKey(EvalPrompt, on_delete=models.CASCADE, related_name="answers")
     model = models.ForeignKey(ModelEntry, on_delete=models.PROTECT, related_name="+")
