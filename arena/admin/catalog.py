@@ -12,7 +12,7 @@ from django.urls import URLPattern, path
 
 from arena.admin.common import set_active_actions
 from arena.admin.pools import pools_view
-from arena.backends.schema import settings_help, settings_problems
+from arena.backends.registry import settings_help, settings_problems
 from arena.backends.secrets import redacted, secret_problems
 from arena.catalog import services as catalog_services
 from arena.catalog.models import ModelEntry, ModelPrice

@@ -12,6 +12,7 @@ from collections.abc import AsyncIterator
 
 import httpx
 
+from arena.backends import checks
 from arena.backends.base import (
     ChatRequest,
     Event,
@@ -38,6 +39,9 @@ STOP_REASONS = {
 
 
 class AnthropicBackend(HTTPBackend):
+    kind = "anthropic"
+    label = "Anthropic Messages"
+    settings_schema = {**HTTPBackend.settings_schema, "max_tokens": checks.count}
     default_base_url = DEFAULT_BASE_URL
     default_key_env = DEFAULT_KEY_ENV
     requires_key = True

@@ -11,6 +11,8 @@ from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from typing import ClassVar, Literal, Protocol
 
+from arena.backends.checks import Check
+
 ErrorKind = Literal[
     "auth",
     "rate_limited",
@@ -87,8 +89,18 @@ TERMINAL = (Finished, StreamError)  # a stream's last event
 
 
 class Backend(Protocol):
+    def stream(self, request: ChatRequest) -> AsyncIterator[Event]: ...
+
+
+class BackendKind(Backend, Protocol):
+    """A backend class the registry lists (one module each): ``ModelEntry.backend``'s value
+    and label, the settings it takes, and what it can do."""
+
+    kind: ClassVar[str]
+    label: ClassVar[str]
+    # Its own settings keys and their checks; a pool's keys (backends.pools.SETTINGS) come
+    # with every kind. Keys ending _env or _file name where a secret is read from.
+    settings_schema: ClassVar[dict[str, Check]]
     # Whether it takes OpenAI's response_format {"type": "json_schema", ...} (where its
     # settings also say "structured_output": true): a judge's reply is then held to a schema.
     takes_json_schema: ClassVar[bool]
-
-    def stream(self, request: ChatRequest) -> AsyncIterator[Event]: ...

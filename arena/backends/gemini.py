@@ -36,6 +36,8 @@ _RETRY_DELAY = re.compile(r'"retryDelay"\s*:\s*"(\d+(?:\.\d+)?)s"')
 
 
 class GeminiBackend(HTTPBackend):
+    kind = "gemini"
+    label = "Google Gemini"
     default_base_url = DEFAULT_BASE_URL
     default_key_env = DEFAULT_KEY_ENV
     requires_key = True

@@ -14,6 +14,7 @@ from typing import ClassVar
 
 import httpx
 
+from arena.backends import checks
 from arena.backends.base import (
     TERMINAL,
     ChatRequest,
@@ -225,6 +226,12 @@ class HTTPBackend:
     default_key_env: str | None = None  # where the key is read from unless settings say
     requires_key: bool = False  # a vendor API that rejects every request without one
     takes_json_schema: ClassVar[bool] = False
+    settings_schema: ClassVar[dict[str, checks.Check]] = {
+        "base_url": checks.url,
+        "headers": checks.headers,
+        "timeout_s": checks.number(strict=True),
+        "first_token_timeout_s": checks.number(strict=True),
+    }
 
     def __init__(self, settings: dict) -> None:
         if self.default_key_env:

@@ -18,6 +18,7 @@ from collections.abc import AsyncIterator, Iterator
 from dataclasses import dataclass
 from typing import ClassVar
 
+from arena.backends import checks
 from arena.backends.base import ChatRequest, Event, Finished, ReasoningDelta, StreamError, TextDelta
 
 WORDS = (
@@ -218,6 +219,22 @@ def judge_reply(request: ChatRequest, settings: MockSettings) -> str:
 
 
 class MockBackend:
+    kind: ClassVar[str] = "mock"
+    label: ClassVar[str] = "Mock (deterministic, in-process)"
+    settings_schema: ClassVar[dict[str, checks.Check]] = {
+        "ttft_ms": checks.number(),
+        "tokens_per_s": checks.number(),
+        "answer_tokens": checks.count,
+        "style": checks.one_of(STYLES),
+        "misbehaviour": checks.one_of(("", *MISBEHAVIOURS)),
+        "prefix": checks.text,
+        "timestamps": checks.flag,
+        "judge": checks.flag,
+        "judge_position_bias": checks.share,
+        "judge_length_bias": checks.number(low=-10.0),
+        "thinks": checks.number(),
+        "base_url": checks.url,  # a pooled mock's replicas are mock servers
+    }
     takes_json_schema: ClassVar[bool] = False
 
     def __init__(self, settings: dict | None = None) -> None:

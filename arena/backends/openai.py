@@ -7,13 +7,19 @@ always requested.
 
 from __future__ import annotations
 
+from arena.backends import checks
 from arena.backends.base import ChatRequest
+from arena.backends.http import HTTPBackend
 from arena.backends.openai_compatible import OpenAICompatibleBackend
 
 DEFAULT_KEY_ENV = "OPENAI_API_KEY"
 
 
 class OpenAIBackend(OpenAICompatibleBackend):
+    kind = "openai"
+    label = "OpenAI"
+    # Usage is always asked for: no include_usage.
+    settings_schema = {**HTTPBackend.settings_schema, "structured_output": checks.flag}
     default_base_url = "https://api.openai.com/v1"
     default_key_env = DEFAULT_KEY_ENV
 

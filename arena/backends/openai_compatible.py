@@ -12,6 +12,7 @@ from collections.abc import AsyncIterator
 
 import httpx
 
+from arena.backends import checks
 from arena.backends.base import (
     ChatRequest,
     Event,
@@ -30,6 +31,13 @@ FINISH_ERRORS = {"content_filter": "content_filter", "refusal": "refused"}
 class OpenAICompatibleBackend(HTTPBackend):
     # No default base URL, and no key required: local servers (vLLM, Ollama...) often run
     # without one.
+    kind = "openai_compatible"
+    label = "OpenAI-compatible (vLLM, TGI, Ollama, ...)"
+    settings_schema = {
+        **HTTPBackend.settings_schema,
+        "include_usage": checks.flag,
+        "structured_output": checks.flag,
+    }
     takes_json_schema = True  # OpenAI's response_format, which vLLM and others accept too
 
     def url(self, request: ChatRequest) -> str:

@@ -27,6 +27,7 @@ import httpx
 from django.conf import settings
 from django.core.cache import cache
 
+from arena.backends import checks
 from arena.backends.base import (
     TERMINAL,
     Backend,
@@ -53,6 +54,18 @@ QUEUE_POLL_S = 0.005
 
 
 RETRY_AFTER_MAX_S = 10.0
+
+# The settings every kind takes: which pool queue its answers go to, and a GPU pool's
+# replicas and routing (replicas and health are checked whole: replica_problems).
+SETTINGS: dict[str, checks.Check] = {
+    "queue": checks.text,
+    "replicas": checks.elsewhere,
+    "max_concurrency": checks.count,
+    "fail_threshold": checks.count,
+    "probe_interval_s": checks.number(strict=True),
+    "slow_start_s": checks.number(),
+    "health": checks.elsewhere,  # {path, method, status, auth}: how a down replica is probed back
+}
 
 
 def _may_wait(error: StreamError | None) -> bool:

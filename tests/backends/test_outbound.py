@@ -16,7 +16,7 @@ import pytest
 from arena.backends.http import shared_client
 from arena.backends.outbound import AddressRefused, GuardedSyncTransport, refused_cause
 from arena.backends.pools import health_check, probe
-from arena.backends.schema import settings_problems
+from arena.backends.registry import settings_problems
 from arena.devtools.fixture_server import Canned
 from tests.helpers import backend, run
 

@@ -7,7 +7,14 @@ import pytest
 from arena.backends.anthropic import AnthropicBackend
 from arena.backends.gemini import GeminiBackend
 from arena.backends.openai import OpenAIBackend
-from arena.backends.registry import UnknownBackend, backend_class, backend_for, installed_kinds
+from arena.backends.registry import (
+    KINDS,
+    UnknownBackend,
+    backend_class,
+    backend_for,
+    installed_kinds,
+    settings_problems,
+)
 
 
 def test_vendor_kinds_are_registered_with_vendor_defaults():
@@ -31,3 +38,17 @@ def test_each_kind_says_whether_it_takes_a_json_schema():
     }
     with pytest.raises(UnknownBackend):
         backend_class("telegraph")
+
+
+def test_the_model_fields_choices_and_settings_check_come_from_the_backend_classes():
+    from arena.catalog.models import ModelEntry
+
+    assert ModelEntry.Backend.choices == [(cls.kind, cls.label) for cls in KINDS]
+    assert ModelEntry.Backend.OPENAI_COMPATIBLE == "openai_compatible"
+    # A kind's own key, and a pool's key every kind takes.
+    assert settings_problems("anthropic", {"max_tokens": 1024, "queue": "gpu"}) == []
+    assert settings_problems("gemini", {"max_tokens": 1024}) == [
+        "'max_tokens' is not a setting of this backend (it takes: base_url, fail_threshold, "
+        "first_token_timeout_s, headers, health, max_concurrency, probe_interval_s, queue, "
+        "replicas, slow_start_s, timeout_s)."
+    ]

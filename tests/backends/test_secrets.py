@@ -16,8 +16,7 @@ from django.conf import settings as django_settings
 
 from arena.backends.outbound import GuardedSyncTransport
 from arena.backends.pools import health_check, probe
-from arena.backends.registry import backend_for
-from arena.backends.schema import settings_problems
+from arena.backends.registry import backend_for, settings_problems
 from arena.backends.secrets import secret_problems
 from arena.devtools.fixture_server import Canned
 from arena.devtools.mock_server import MockServer
