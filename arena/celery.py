@@ -8,6 +8,4 @@ os.environ.setdefault("DJANGO_SETTINGS_MODULE", "arena.settings")
 
 app = Celery("arena")
 app.config_from_object("django.conf:settings", namespace="CELERY")
-# Task modules live in rooms, not at app level: arena.generation.tasks, arena.compare.tasks,
-# ranking.tasks.
-app.autodiscover_tasks(["arena.generation", "arena.compare", "arena.evals", "ranking"])
+# Task modules live in rooms; settings.CELERY_IMPORTS names them.

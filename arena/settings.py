@@ -197,10 +197,14 @@ GENERATION_QUEUE = env.str("GENERATION_QUEUE", default="generation")
 # Redis priorities: 0 is served first, 9 last. Arena traffic defaults to below the middle so
 # other work on shared queues (judging, probes) goes ahead of it.
 GENERATION_PRIORITY = env.int("GENERATION_PRIORITY", default=6)
-CELERY_TASK_ROUTES = {
-    name: {"queue": GENERATION_QUEUE}
-    for name in ("arena.tasks.generate", "arena.tasks.generate_turn")
-}
+# The rooms' task modules, imported by a worker as it starts and by a web process when it first
+# runs a job itself (arena.core.jobs). No routes: every job_send names its queue.
+CELERY_IMPORTS = (
+    "arena.generation.tasks",
+    "arena.compare.tasks",
+    "arena.evals.tasks",
+    "ranking.tasks",
+)
 CELERY_BROKER_TRANSPORT_OPTIONS = {
     "priority_steps": list(range(10)),
     "sep": ":",

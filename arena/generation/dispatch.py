@@ -11,14 +11,12 @@ import asyncio
 import contextvars
 import os
 from collections.abc import Callable, Coroutine
-from functools import partial
 from typing import Any
 
 from asgiref.sync import SyncToAsync, async_to_sync
-from celery import current_app
 from django.conf import settings
 
-from arena.generation.worker import answers_generate
+from arena.core.jobs import job_send
 
 # The task that streams a turn's answers (arena.generation.tasks), sent by name so that the
 # tasks, which enqueue too, can import this module.
@@ -58,12 +56,6 @@ def generation_enqueue(*, answer_ids: list[int], queue: str = "") -> None:
     """Generate these answers, started together. ``queue``: their models' pool queue (the
     backend settings' "queue"), so workers can be sized per GPU pool; empty for the default
     generation queue."""
-    if settings.GENERATION_MODE == "celery":
-        current_app.send_task(
-            GENERATE_TURN,
-            args=[answer_ids],
-            queue=queue or settings.GENERATION_QUEUE,
-            priority=settings.GENERATION_PRIORITY,
-        )
-        return
-    in_background(partial(answers_generate, answer_ids))
+    job_send(
+        task=GENERATE_TURN, args=[answer_ids], queue=queue, priority=settings.GENERATION_PRIORITY
+    )

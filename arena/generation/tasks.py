@@ -2,19 +2,10 @@ from __future__ import annotations
 
 from celery import shared_task
 
+from arena.core.jobs import job_run
 from arena.generation import services
 from arena.generation.dispatch import GENERATE_TURN, generation_enqueue
-from arena.generation.worker import answer_generate, answers_generate, run_in_worker_loop
-
-
-# The name predates the generation package; queued tasks and routes refer to it.
-@shared_task(
-    name="arena.tasks.generate", acks_late=True, reject_on_worker_lost=True, ignore_result=True
-)
-def generate(answer_id: int) -> None:
-    """Stream one answer; idempotent, so a redelivery cannot write it twice. The task's thread
-    only waits: the stream runs on the worker process's one generation loop."""
-    run_in_worker_loop(answer_generate(answer_id))
+from arena.generation.worker import answers_generate
 
 
 @shared_task(
@@ -25,8 +16,9 @@ def generate(answer_id: int) -> None:
 )
 def generate_turn(answer_ids: list[int]) -> None:
     """Stream a turn's answers (those on one queue) side by side, started together, so the
-    pacer's two panes do not wait on a gap between two tasks' starts."""
-    run_in_worker_loop(answers_generate(answer_ids))
+    pacer's two panes do not wait on a gap between two tasks' starts. Idempotent, so a
+    redelivery cannot write an answer twice."""
+    job_run(lambda: answers_generate(answer_ids))
 
 
 @shared_task(name="arena.tasks.battles_sweep", ignore_result=True)

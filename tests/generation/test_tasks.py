@@ -12,7 +12,7 @@ from django.conf import settings
 from arena.battles.models import Answer, Battle
 from arena.battles.services import battle_start, vote_cast
 from arena.core.errors import ServiceError
-from arena.generation.tasks import generate
+from arena.generation.tasks import generate_turn
 from arena.generation.worker import answer_generate
 from tests.helpers import make_model, ready_battle
 
@@ -24,7 +24,7 @@ def test_running_a_finished_answer_again_changes_nothing(alice, two_models):
     battle = ready_battle(alice)
     answer = Answer.objects.filter(turn__battle=battle).first()
     before = (answer.text, answer.finished_at, answer.status)
-    generate.run(answer.pk)  # the task body, as a worker would run it on redelivery
+    generate_turn.run([answer.pk])  # the task body, as a worker would run it on redelivery
     answer.refresh_from_db()
     assert (answer.text, answer.finished_at, answer.status) == before
 
@@ -48,7 +48,7 @@ def test_a_task_redelivered_after_a_worker_died_fails_the_answer_visibly(alice, 
 def test_an_unknown_answer_id_is_ignored(transactional_db):
     # Committed data: the task body reaches the database through database_sync_to_async, which
     # closes the connection a test transaction would hold.
-    generate.run(999_999)
+    generate_turn.run([999_999])
 
 
 @pytest.mark.skipif(not settings.REDIS_URL, reason="queues exist only with the Redis broker")
