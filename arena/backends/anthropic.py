@@ -12,18 +12,9 @@ from collections.abc import AsyncIterator
 
 import httpx
 
-from arena.backends import checks
-from arena.backends.base import (
-    ChatRequest,
-    Event,
-    Finished,
-    Identified,
-    ReasoningDelta,
-    StreamError,
-    TextDelta,
-)
-from arena.backends.errors import classify_payload, upstream_text
-from arena.backends.http import HTTPBackend, json_object, sse_events
+from arena.backends import base, checks
+from arena.backends.errors import mid_stream_error
+from arena.backends.http import HTTPBackend, sse_events, stream_chunk
 
 DEFAULT_BASE_URL = "https://api.anthropic.com/v1"
 DEFAULT_KEY_ENV = "ANTHROPIC_API_KEY"
@@ -46,13 +37,13 @@ class AnthropicBackend(HTTPBackend):
     default_key_env = DEFAULT_KEY_ENV
     requires_key = True
 
-    def url(self, request: ChatRequest) -> str:
+    def url(self, request: base.ChatRequest) -> str:
         return f"{self.base_url}/messages"
 
     def auth_headers(self, key: str | None) -> dict[str, str]:
         return {"x-api-key": key or "", "anthropic-version": API_VERSION}
 
-    def body(self, request: ChatRequest) -> dict:
+    def body(self, request: base.ChatRequest) -> dict:
         system = [m.content for m in request.messages if m.role == "system" and m.content]
         turns: list[dict] = []
         for m in request.messages:
@@ -82,14 +73,14 @@ class AnthropicBackend(HTTPBackend):
             body["top_p"] = params["top_p"]
         return body
 
-    async def parse(self, response: httpx.Response) -> AsyncIterator[Event]:
+    async def parse(self, response: httpx.Response) -> AsyncIterator[base.Event]:
         request_id = response.headers.get("request-id")
         input_tokens: int | None = None
         output_tokens: int | None = None
         stop_reason: str | None = None
         async for name, data in sse_events(response):
-            payload = json_object(data)
-            if isinstance(payload, StreamError):
+            payload = stream_chunk(data)
+            if isinstance(payload, base.StreamError):
                 yield payload
                 return
             kind = payload.get("type") or name
@@ -97,19 +88,19 @@ class AnthropicBackend(HTTPBackend):
                 message = payload.get("message") or {}
                 if message.get("id"):
                     request_id = message["id"]
-                    yield Identified(request_id)
+                    yield base.Identified(request_id)
                 input_tokens = _input_tokens(message.get("usage") or {}, input_tokens)
             elif kind == "content_block_start":
                 block = payload.get("content_block") or {}
                 if block.get("type") == "text" and block.get("text"):
-                    yield TextDelta(block["text"])
+                    yield base.TextDelta(block["text"])
             elif kind == "content_block_delta":
                 # Thinking is kept apart; signature and tool-input deltas are not kept.
                 delta = payload.get("delta") or {}
                 if delta.get("type") == "text_delta" and delta.get("text"):
-                    yield TextDelta(delta["text"])
+                    yield base.TextDelta(delta["text"])
                 elif delta.get("type") == "thinking_delta" and delta.get("thinking"):
-                    yield ReasoningDelta(delta["thinking"])
+                    yield base.ReasoningDelta(delta["thinking"])
             elif kind == "message_delta":
                 stop_reason = (payload.get("delta") or {}).get("stop_reason") or stop_reason
                 usage = payload.get("usage") or {}
@@ -121,7 +112,7 @@ class AnthropicBackend(HTTPBackend):
                 yield _finished(stop_reason, input_tokens, output_tokens, request_id)
                 return
             elif kind == "error":
-                yield _stream_error(payload.get("error"))
+                yield mid_stream_error(payload.get("error"))
                 return
             # ping, content_block_stop and event types added later carry nothing the answer needs.
 
@@ -141,18 +132,12 @@ def _finished(
     input_tokens: int | None,
     output_tokens: int | None,
     request_id: str | None,
-) -> Event:
+) -> base.Event:
     if stop_reason == "refusal":
-        return StreamError("refused", "The model declined to answer (stop reason refusal).")
-    return Finished(
+        return base.StreamError("refused", "The model declined to answer (stop reason refusal).")
+    return base.Finished(
         finish_reason=STOP_REASONS.get(stop_reason or "end_turn", stop_reason or "stop"),
         input_tokens=input_tokens,
         output_tokens=output_tokens,
         request_id=request_id,
     )
-
-
-def _stream_error(error: object) -> StreamError:
-    payload = error if isinstance(error, dict) else {"message": str(error)}
-    kind = classify_payload(payload)
-    return StreamError(kind, f"The backend failed mid-stream: {upstream_text(kind, payload)}")

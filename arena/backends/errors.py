@@ -134,6 +134,13 @@ def http_message(status: int, kind: str, body: str, wait: float | None) -> str:
     return message
 
 
+def mid_stream_error(error: object) -> StreamError:
+    """An error a vendor reports inside a stream that had begun (an ``error`` event or chunk:
+    its value), classified and worded as ``upstream_text``."""
+    kind = classify_payload(error)
+    return StreamError(kind, f"The backend failed mid-stream: {upstream_text(kind, error)}")
+
+
 async def http_error(response: httpx.Response) -> StreamError:
     body = (await response.aread()).decode("utf-8", "replace")
     kind = classify_status(response.status_code, body)

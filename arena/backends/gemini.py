@@ -14,17 +14,9 @@ from collections.abc import AsyncIterator
 
 import httpx
 
-from arena.backends.base import (
-    ChatRequest,
-    Event,
-    Finished,
-    Identified,
-    ReasoningDelta,
-    StreamError,
-    TextDelta,
-)
-from arena.backends.errors import classify_payload, safe_code, upstream_text
-from arena.backends.http import HTTPBackend, json_object, sse_events
+from arena.backends import base
+from arena.backends.errors import safe_code
+from arena.backends.http import HTTPBackend, sse_events, stream_chunk
 
 DEFAULT_BASE_URL = "https://generativelanguage.googleapis.com/v1beta"
 DEFAULT_KEY_ENV = "GEMINI_API_KEY"
@@ -45,7 +37,7 @@ class GeminiBackend(HTTPBackend):
     def auth_headers(self, key: str | None) -> dict[str, str]:
         return {"x-goog-api-key": key or ""}
 
-    def body(self, request: ChatRequest) -> dict:
+    def body(self, request: base.ChatRequest) -> dict:
         contents: list[dict] = []
         system: list[dict] = []
         for m in request.messages:
@@ -67,7 +59,7 @@ class GeminiBackend(HTTPBackend):
             body["generationConfig"] = config
         return body
 
-    def url(self, request: ChatRequest) -> str:
+    def url(self, request: base.ChatRequest) -> str:
         # Model ids are listed as "models/gemini-..."; either spelling is accepted here.
         model = request.model_id.removeprefix("models/")
         return f"{self.base_url}/models/{model}:streamGenerateContent"
@@ -75,25 +67,22 @@ class GeminiBackend(HTTPBackend):
     def query(self) -> dict[str, str] | None:
         return {"alt": "sse"}
 
-    async def parse(self, response: httpx.Response) -> AsyncIterator[Event]:
+    async def parse(self, response: httpx.Response) -> AsyncIterator[base.Event]:
         request_id: str | None = None
         usage: dict = {}
         async for _, data in sse_events(response):
-            chunk = json_object(data)
-            if isinstance(chunk, StreamError):
+            chunk = stream_chunk(data)
+            if isinstance(chunk, base.StreamError):
                 yield chunk
-                return
-            if chunk.get("error"):
-                yield _chunk_error(chunk["error"])
                 return
             if chunk.get("responseId") and chunk["responseId"] != request_id:
                 request_id = chunk["responseId"]
-                yield Identified(request_id)
+                yield base.Identified(request_id)
             usage = chunk.get("usageMetadata") or usage
             blocked = (chunk.get("promptFeedback") or {}).get("blockReason")
             if blocked:
                 named = safe_code(blocked) or "no reason given"
-                yield StreamError("content_filter", f"The prompt was blocked ({named}).")
+                yield base.StreamError("content_filter", f"The prompt was blocked ({named}).")
                 return
             candidates = chunk.get("candidates") or []
             if not candidates:
@@ -102,10 +91,10 @@ class GeminiBackend(HTTPBackend):
             for part in (candidate.get("content") or {}).get("parts") or []:
                 if part.get("thought"):
                     if part.get("text"):  # thought summaries: kept apart from the answer
-                        yield ReasoningDelta(part["text"])
+                        yield base.ReasoningDelta(part["text"])
                     continue
                 if part.get("text"):
-                    yield TextDelta(part["text"])
+                    yield base.TextDelta(part["text"])
             # The last chunk often carries text, the finish reason and the final usage together,
             # so the terminal event comes only after the whole chunk is read.
             reason = candidate.get("finishReason")
@@ -113,7 +102,7 @@ class GeminiBackend(HTTPBackend):
                 yield _finished(reason, usage, request_id)
                 return
 
-    def refine(self, error: StreamError, body: str) -> StreamError:
+    def refine(self, error: base.StreamError, body: str) -> base.StreamError:
         """Gemini's quirks the shared status mapping cannot know."""
         if error.kind == "bad_request" and (
             "API_KEY_INVALID" in body or "API key not valid" in body
@@ -128,22 +117,16 @@ class GeminiBackend(HTTPBackend):
         return error
 
 
-def _finished(reason: str, usage: dict, request_id: str | None) -> Event:
+def _finished(reason: str, usage: dict, request_id: str | None) -> base.Event:
     if reason in BLOCKED:
-        return StreamError("content_filter", f"The answer was blocked ({reason}).")
+        return base.StreamError("content_filter", f"The answer was blocked ({reason}).")
     if reason == "LANGUAGE":
-        return StreamError("bad_request", "The model does not support the prompt's language.")
+        return base.StreamError("bad_request", "The model does not support the prompt's language.")
     output = [usage.get(k) for k in ("candidatesTokenCount", "thoughtsTokenCount")]
-    return Finished(
+    return base.Finished(
         finish_reason=FINISH_REASONS.get(reason, reason.lower()),
         input_tokens=usage.get("promptTokenCount"),
         # Thinking is billed as output, as OpenAI and Anthropic count it in theirs.
         output_tokens=sum(n for n in output if n) if any(n is not None for n in output) else None,
         request_id=request_id,
     )
-
-
-def _chunk_error(error: object) -> StreamError:
-    payload = error if isinstance(error, dict) else {"message": str(error)}
-    kind = classify_payload(payload)
-    return StreamError(kind, f"The backend failed mid-stream: {upstream_text(kind, payload)}")

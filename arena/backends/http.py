@@ -28,6 +28,7 @@ from arena.backends.errors import (
     classify_payload,
     http_error,
     http_message,
+    mid_stream_error,
     transport_error,
     upstream_text,
 )
@@ -306,14 +307,18 @@ class HTTPBackend:
             yield event
 
 
-def json_object(data: str) -> dict | StreamError:
-    """One SSE data payload as a JSON object, or the protocol error it amounts to."""
+def stream_chunk(data: str) -> dict | StreamError:
+    """One SSE data payload as a JSON object, or the error that ends the stream: a chunk that
+    is not a JSON object, or one reporting a failure in a stream that had begun (an ``error``
+    member: OpenRouter, Gemini, Anthropic's error event)."""
     try:
         value = json.loads(data)
     except ValueError:
         return StreamError("protocol", "The backend sent a chunk that is not JSON.")
     if not isinstance(value, dict):
         return StreamError("protocol", "The backend sent an unexpected chunk.")
+    if value.get("error"):
+        return mid_stream_error(value["error"])
     return value
 
 

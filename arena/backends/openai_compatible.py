@@ -12,18 +12,8 @@ from collections.abc import AsyncIterator
 
 import httpx
 
-from arena.backends import checks
-from arena.backends.base import (
-    ChatRequest,
-    Event,
-    Finished,
-    Identified,
-    ReasoningDelta,
-    StreamError,
-    TextDelta,
-)
-from arena.backends.errors import classify_payload, upstream_text
-from arena.backends.http import HTTPBackend, json_object, sse_events
+from arena.backends import base, checks
+from arena.backends.http import HTTPBackend, sse_events, stream_chunk
 
 FINISH_ERRORS = {"content_filter": "content_filter", "refusal": "refused"}
 
@@ -40,13 +30,13 @@ class OpenAICompatibleBackend(HTTPBackend):
     }
     takes_json_schema = True  # OpenAI's response_format, which vLLM and others accept too
 
-    def url(self, request: ChatRequest) -> str:
+    def url(self, request: base.ChatRequest) -> str:
         return f"{self.base_url}/chat/completions"
 
     def auth_headers(self, key: str | None) -> dict[str, str]:
         return {"Authorization": f"Bearer {key}"} if key else {}
 
-    def body(self, request: ChatRequest) -> dict:
+    def body(self, request: base.ChatRequest) -> dict:
         body: dict = {
             "model": request.model_id,
             "messages": [{"role": m.role, "content": m.content} for m in request.messages],
@@ -57,7 +47,7 @@ class OpenAICompatibleBackend(HTTPBackend):
             body["stream_options"] = {"include_usage": True}
         return body
 
-    async def parse(self, response: httpx.Response) -> AsyncIterator[Event]:
+    async def parse(self, response: httpx.Response) -> AsyncIterator[base.Event]:
         finish: str | None = None
         usage: dict | None = None
         request_id = response.headers.get("x-request-id")
@@ -67,20 +57,13 @@ class OpenAICompatibleBackend(HTTPBackend):
                     break  # [DONE] without a finish reason: treated as a cut stream
                 yield _finished(finish, usage, request_id)
                 return
-            chunk = json_object(data)
-            if isinstance(chunk, StreamError):
+            chunk = stream_chunk(data)  # OpenRouter and others report failures in a 200 stream
+            if isinstance(chunk, base.StreamError):
                 yield chunk
-                return
-            if chunk.get("error"):
-                # OpenRouter and others report failures inside a 200 stream.
-                err = chunk["error"]
-                kind = classify_payload(err)
-                message = f"The backend failed mid-stream: {upstream_text(kind, err)}"
-                yield StreamError(kind, message)
                 return
             if chunk.get("id") and chunk["id"] != request_id:
                 request_id = chunk["id"]
-                yield Identified(request_id)
+                yield base.Identified(request_id)
             usage = chunk.get("usage") or usage
             for choice in chunk.get("choices") or []:
                 if choice.get("index", 0) != 0:
@@ -89,12 +72,12 @@ class OpenAICompatibleBackend(HTTPBackend):
                 # vLLM and DeepSeek send reasoning_content, OpenRouter reasoning.
                 thinking = delta.get("reasoning_content") or delta.get("reasoning")
                 if thinking and isinstance(thinking, str):
-                    yield ReasoningDelta(thinking)
+                    yield base.ReasoningDelta(thinking)
                 text = delta.get("content")
                 if text:
-                    yield TextDelta(text)
+                    yield base.TextDelta(text)
                 if delta.get("refusal"):
-                    yield StreamError("refused", "The model refused to answer.")
+                    yield base.StreamError("refused", "The model refused to answer.")
                     return
                 if choice.get("finish_reason"):
                     finish = choice["finish_reason"]
@@ -102,7 +85,7 @@ class OpenAICompatibleBackend(HTTPBackend):
             # Some servers end after the finish chunk without [DONE]; the finish is terminal.
             yield _finished(finish, usage, request_id)
 
-    def complete(self, data: object) -> list[Event]:
+    def complete(self, data: object) -> list[base.Event]:
         """A ``chat.completion`` object: servers and proxies that ignore ``stream: true``."""
         if not isinstance(data, dict):
             return []
@@ -111,18 +94,18 @@ class OpenAICompatibleBackend(HTTPBackend):
             return []
         text = (choices[0].get("message") or {}).get("content") or ""
         finish = choices[0].get("finish_reason") or "stop"
-        events: list[Event] = [Identified(data["id"])] if data.get("id") else []
+        events: list[base.Event] = [base.Identified(data["id"])] if data.get("id") else []
         if text:
-            events.append(TextDelta(text))
+            events.append(base.TextDelta(text))
         return [*events, _finished(finish, data.get("usage"), data.get("id"))]
 
 
-def _finished(finish: str, usage: dict | None, request_id: str | None) -> Event:
+def _finished(finish: str, usage: dict | None, request_id: str | None) -> base.Event:
     if finish in FINISH_ERRORS:
         kind = FINISH_ERRORS[finish]
-        return StreamError(kind, f"The backend stopped the answer ({finish}).")  # type: ignore[arg-type]
+        return base.StreamError(kind, f"The backend stopped the answer ({finish}).")  # type: ignore[arg-type]
     usage = usage or {}
-    return Finished(
+    return base.Finished(
         finish_reason=finish,
         input_tokens=usage.get("prompt_tokens"),
         output_tokens=usage.get("completion_tokens"),

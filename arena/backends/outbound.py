@@ -243,16 +243,11 @@ class _GuardedAsyncBackend(httpcore.AsyncNetworkBackend):
     def __init__(self) -> None:
         self.inner = httpcore.AnyIOBackend()
 
+    # httpcore passes every argument by name; ``options`` are local_address, socket_options.
     async def connect_tcp(
-        self,
-        host: str,
-        port: int,
-        timeout: float | None = None,
-        local_address: str | None = None,
-        socket_options: typing.Iterable[httpcore.SOCKET_OPTION] | None = None,
+        self, host: str, port: int, timeout: float | None = None, **options: typing.Any
     ) -> httpcore.AsyncNetworkStream:
-        kwargs = {"timeout": timeout, "local_address": local_address,
-                  "socket_options": socket_options}  # fmt: skip
+        kwargs = {"timeout": timeout, **options}
         if _name_allowed(host, allowed()[0]):
             return await self.inner.connect_tcp(host, port, **kwargs)
         infos = _literal_infos(host, port)
@@ -282,15 +277,9 @@ class _GuardedSyncBackend(httpcore.NetworkBackend):
         self.inner = httpcore.SyncBackend()
 
     def connect_tcp(
-        self,
-        host: str,
-        port: int,
-        timeout: float | None = None,
-        local_address: str | None = None,
-        socket_options: typing.Iterable[httpcore.SOCKET_OPTION] | None = None,
+        self, host: str, port: int, timeout: float | None = None, **options: typing.Any
     ) -> httpcore.NetworkStream:
-        kwargs = {"timeout": timeout, "local_address": local_address,
-                  "socket_options": socket_options}  # fmt: skip
+        kwargs = {"timeout": timeout, **options}
         if _name_allowed(host, allowed()[0]):
             return self.inner.connect_tcp(host, port, **kwargs)
         try:
