@@ -64,3 +64,21 @@ def test_plain_defaults_in_the_readme_are_the_codes():
         if not same:
             wrong[name] = (doc, code)
     assert wrong == {}
+
+
+def section(title: str) -> str:
+    """The README's section of that title, up to the next one."""
+    return README[README.index(f"\n## {title}\n") :].split("\n## ")[1]
+
+
+def test_every_management_command_is_in_the_readmes_table():
+    listed = set(re.findall(r"`uv run manage\.py (\w+)", section("Management commands")))
+    commands = {p.stem for d in ("arena", "accounts", "ranking")
+                for p in (ROOT / d / "management" / "commands").glob("*.py")
+                if p.stem != "__init__"}  # fmt: skip
+    assert commands - listed == set()
+
+
+def test_the_readmes_layout_points_to_the_architecture_page():
+    assert "(docs/architecture.md)" in section("Project layout")
+    assert (ROOT / "docs" / "architecture.md").exists()

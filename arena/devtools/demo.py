@@ -19,45 +19,32 @@ from arena.battles.prompt_files import ImportReport
 from arena.battles.prompts import prompts_import
 from arena.battles.simulation import votes_simulate
 from arena.catalog.models import ModelEntry, standard_params
+from arena.catalog.selectors import model_by_name
 from arena.catalog.services import model_upsert
-from arena.evals import calibration, running
+from arena.evals import battle_judging as calibration
+from arena.evals import running
 from arena.evals import services as eval_services
 from arena.evals.models import BattleVerdict, EvalRun
 
 PROMPTS_FILE = Path(__file__).parent / "data" / "demo_prompts.jsonl"
 
+
+def _mock(ttft_ms: int, tokens_per_s: int, answer_tokens: int, style: str) -> dict:
+    return {
+        "ttft_ms": ttft_ms,
+        "tokens_per_s": tokens_per_s,
+        "answer_tokens": answer_tokens,
+        "style": style,
+    }
+
+
 DEMO_MODELS = [
     # public name, organisation, model id, mock settings
-    (
-        "Swift Falcon",
-        "Demo Labs",
-        "mock-falcon-1",
-        {"ttft_ms": 150, "tokens_per_s": 90, "answer_tokens": 90, "style": "plain"},
-    ),
-    (
-        "Deep Owl",
-        "Demo Labs",
-        "mock-owl-2",
-        {"ttft_ms": 900, "tokens_per_s": 20, "answer_tokens": 150, "style": "markdown"},
-    ),
-    (
-        "Brief Wren",
-        "Example AI",
-        "mock-wren-1",
-        {"ttft_ms": 300, "tokens_per_s": 45, "answer_tokens": 40, "style": "terse"},
-    ),
-    (
-        "List Heron",
-        "Example AI",
-        "mock-heron-3",
-        {"ttft_ms": 500, "tokens_per_s": 35, "answer_tokens": 120, "style": "lists"},
-    ),
-    (
-        "Steady Otter",
-        "Open Mock Collective",
-        "mock-otter-7b",
-        {"ttft_ms": 400, "tokens_per_s": 28, "answer_tokens": 100, "style": "plain"},
-    ),
+    ("Swift Falcon", "Demo Labs", "mock-falcon-1", _mock(150, 90, 90, "plain")),
+    ("Deep Owl", "Demo Labs", "mock-owl-2", _mock(900, 20, 150, "markdown")),
+    ("Brief Wren", "Example AI", "mock-wren-1", _mock(300, 45, 40, "terse")),
+    ("List Heron", "Example AI", "mock-heron-3", _mock(500, 35, 120, "lists")),
+    ("Steady Otter", "Open Mock Collective", "mock-otter-7b", _mock(400, 28, 100, "plain")),
 ]
 
 # True strengths of the simulated votes (natural-log Bradley–Terry), for a leaderboard with real
@@ -125,7 +112,7 @@ def demo_evaluate() -> tuple[EvalRun, int]:
         )
     if run.status != EvalRun.Status.DONE:
         run = async_to_sync(running.eval_execute)(run.pk)
-    judge = ModelEntry.objects.get(public_name=DEMO_JUDGE)
+    judge = model_by_name(DEMO_JUDGE)
     written = 0
     if not BattleVerdict.objects.filter(judge=judge).exists():
         ids = calibration.verdicts_claim(
