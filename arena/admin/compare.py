@@ -7,8 +7,8 @@ from django.contrib import admin
 from django.core.exceptions import ValidationError
 
 from arena.admin.common import ReadOnly
-from arena.compare import judge
 from arena.compare.models import CompareRun, Rubric
+from arena.judges import rubric
 
 
 class RubricForm(forms.ModelForm):
@@ -18,10 +18,10 @@ class RubricForm(forms.ModelForm):
 
     def clean_criteria(self):
         try:
-            criteria = judge.rubric_from(self.cleaned_data["criteria"])
-        except judge.RubricError as exc:
+            criteria = rubric.rubric_from(self.cleaned_data["criteria"])
+        except rubric.RubricError as exc:
             raise ValidationError(str(exc)) from None
-        return judge.rubric_as_data(criteria)
+        return rubric.rubric_as_data(criteria)
 
 
 @admin.register(Rubric)

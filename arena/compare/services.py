@@ -9,9 +9,7 @@ import random
 import time
 from dataclasses import dataclass
 from datetime import timedelta
-from functools import partial
 
-from celery import current_app
 from channels.db import database_sync_to_async
 from django.conf import settings
 from django.db import transaction
@@ -23,7 +21,9 @@ from arena.backends.registry import UnknownBackend, backend_for
 from arena.battles.prompts import prompt_clean_text
 from arena.catalog import costs
 from arena.catalog.models import ModelEntry
-from arena.compare import judge, spend
+from arena.catalog.selectors import model_by_name
+from arena.catalog.services import params_check
+from arena.compare import spend
 from arena.compare.access import (
     FORBIDDEN,
     ID_MAX,
@@ -36,10 +36,17 @@ from arena.compare.judging import judge_run
 from arena.compare.models import CompareAnswer, CompareRun, Rubric
 from arena.compare.spend import spend_check
 from arena.core.errors import ServiceError
+from arena.core.jobs import job_send
 from arena.core.models import model_update
-from arena.generation.dispatch import in_background
 from arena.generation.runner import stream_answer
 from arena.generation.streams import answer_streams
+from arena.judges.rubric import (
+    DEFAULT_RUBRIC,
+    RubricError,
+    labels_for,
+    rubric_as_data,
+    rubric_from,
+)
 
 PARAMS = ("temperature", "top_p", "max_tokens")
 MIN_MODELS, MAX_MODELS = 2, 8
@@ -109,19 +116,13 @@ def compare_start(
         raise ServiceError("unknown_model", f"No active model with id {missing[0]}.")
     chosen = [models[pk] for pk in model_ids]
     params = _params(params or {})
-    for model in chosen:
-        for name in model.params_unsupported(params):
-            raise ServiceError(
-                "param_unsupported",
-                f"{model.public_name} does not support {name!r}. Clear it for all models, "
-                "or remove the model.",
-            )
+    params_check(models=chosen, params=params)
     if rubric is None:
         saved = Rubric.objects.filter(is_default=True).first()
-        rubric = saved.criteria if saved else judge.rubric_as_data(judge.DEFAULT_RUBRIC)
+        rubric = saved.criteria if saved else rubric_as_data(DEFAULT_RUBRIC)
     try:
-        criteria = judge.rubric_from(rubric)
-    except judge.RubricError as exc:
+        criteria = rubric_from(rubric)
+    except RubricError as exc:
         raise ServiceError("bad_rubric", str(exc)) from None
     judge_model = None
     if judge_id is not None:
@@ -149,10 +150,10 @@ def compare_start(
         seed=seed,
         deadline_s=settings.COMPARE["RUN_DEADLINE_S"],
         judge=judge_model,
-        rubric=judge.rubric_as_data(criteria),
+        rubric=rubric_as_data(criteria),
         previous_id=previous,
     )
-    labels = judge.labels_for(len(chosen), seed=seed)
+    labels = labels_for(len(chosen), seed=seed)
     CompareAnswer.objects.bulk_create(
         CompareAnswer(run=run, slot=i, label=labels[i], model=model)
         for i, model in enumerate(chosen)
@@ -160,32 +161,21 @@ def compare_start(
     return run
 
 
-# The task that runs a run (arena.compare.tasks), sent by name: the tasks import this module.
-COMPARE_TASK = "arena.compare.run"
+COMPARE_TASK = "arena.compare.run"  # the task (arena.compare.tasks) that runs compare_execute
 
 
 def compare_enqueue(*, run_id: object) -> None:
-    """Run it in workers once the transaction that made it commits: one task per pool queue
-    (a model's backend settings' "queue"), as battles do, so each GPU pool's own workers
-    stream its models; after arena traffic (COMPARE_PRIORITY). In-process mode: in this web
-    process."""
+    """Run it once the transaction that made it commits: one job per pool queue (a model's
+    backend settings' "queue"), as battles do, so each GPU pool's own workers stream its
+    models; after arena traffic (COMPARE_PRIORITY). In-process mode: in this web process."""
     by_queue: dict[str, list[int]] = {}
     for answer in CompareAnswer.objects.filter(run_id=run_id).select_related("model"):
         by_queue.setdefault(answer.model.pool_queue, []).append(answer.slot)
-
-    def send() -> None:
-        if settings.GENERATION_MODE != "celery":
-            in_background(partial(compare_execute, run_id))
-            return
-        for queue, slots in by_queue.items():
-            current_app.send_task(
-                COMPARE_TASK,
-                args=[str(run_id), slots],
-                queue=queue or settings.GENERATION_QUEUE,
-                priority=settings.COMPARE["PRIORITY"],
-            )
-
-    transaction.on_commit(send)
+    for queue, slots in by_queue.items():
+        job_send(
+            task=COMPARE_TASK, args=[str(run_id), slots], queue=queue,
+            priority=settings.COMPARE["PRIORITY"],
+        )  # fmt: skip
 
 
 def compare_cancel(*, run_id: object, user: User) -> bool:
@@ -237,7 +227,7 @@ def _judging_allowance(run: CompareRun) -> float:
 
 def default_judge() -> ModelEntry | None:
     name = settings.COMPARE["JUDGE_MODEL"]
-    return ModelEntry.objects.filter(public_name=name).first() if name else None
+    return model_by_name(name)
 
 
 def stream_key(*, run_id: object, slot: int) -> str:

@@ -39,10 +39,10 @@ from django.utils import timezone
 from accounts.models import User
 from arena.catalog import costs
 from arena.catalog.models import ModelEntry
-from arena.compare import judge
 from arena.compare.models import CompareRun, JudgeCall
 from arena.core.errors import ServiceError
 from arena.core.text import estimate_tokens
+from arena.judges import rubric
 
 # What one judge call is assumed to reply: a score and a short reason per answer.
 JUDGE_REPLY_TOKENS = 1024
@@ -113,7 +113,7 @@ def run_estimate(
         written += out
         total += prices.cost(model, input_tokens=asked, output_tokens=out)
     if judge_model is not None:
-        read = estimate_tokens(judge.SYSTEM) + asked + written
+        read = estimate_tokens(rubric.SYSTEM) + asked + written
         one = prices.cost(judge_model, input_tokens=read, output_tokens=JUDGE_REPLY_TOKENS)
         total += one * (criteria + HEAD_TO_HEAD_CALLS)
     return total
@@ -165,7 +165,7 @@ def spent_today(*, user: User, prices: Prices) -> Decimal:
         row = judged.get(run.pk)
         if row is not None:
             # Judge calls keep their text, not a bill: about four characters a token.
-            read = (row["asked"] or 0) + row["calls"] * len(judge.SYSTEM)
+            read = (row["asked"] or 0) + row["calls"] * len(rubric.SYSTEM)
             said = row["said"] or 0
             total += prices.cost(run.judge, input_tokens=read // 4, output_tokens=said // 4)
     return total

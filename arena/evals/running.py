@@ -21,10 +21,14 @@ from arena.backends.registry import backend_for
 from arena.catalog import costs
 from arena.catalog.models import ModelEntry
 from arena.core.models import model_update
-from arena.evals import pairwise, works
+from arena.evals import works
 from arena.evals.models import EvalAnswer, EvalPrompt, EvalRun, EvalVerdict
 from arena.generation.runner import discard, stream_answer
+from arena.judges import pairwise, rules
+from arena.judges.calls import ATTEMPTS
+from arena.judges.registry import judge_answers
 
+EVAL_TASK = "arena.evals.run"  # the task (arena.evals.tasks) that runs eval_execute
 CONCURRENCY = 16
 HEARTBEAT_S = 2.0
 WAIT_FOR_ANSWERS_S = 1.0  # the judge's piece looks again this often for answers made elsewhere
@@ -93,7 +97,7 @@ async def _generate(run: EvalRun, answer: EvalAnswer) -> tuple[Decimal, int]:
         request,
         on_delta=discard,
         max_chars=settings.ARENA["ANSWER_MAX_CHARS"],
-        timeout_s=float(model.backend_settings.get("timeout_s") or 120),
+        timeout_s=model.timeout_s,
     )
     await database_sync_to_async(_answer_save)(answer, result)
     return answer.cost or Decimal("0"), 0
@@ -120,9 +124,10 @@ async def _judge(
         return Decimal("0"), 0
     mine, base = texts
     first, second = (mine, base) if model_first else (base, mine)
-    found = await pairwise.judge_pair(
-        judge=run.judge, prompt=prompt.text, first=first, second=second, terms=terms
-    )
+    found = await judge_answers(
+        "pairwise", judge=run.judge, prompt=prompt.text, answers={"A": first, "B": second},
+        terms=terms,
+    )  # fmt: skip
     await database_sync_to_async(model_update)(
         instance=verdict, fields=pairwise.VERDICT_FIELDS, data=pairwise.verdict_data(found)
     )
@@ -176,7 +181,7 @@ class Piece:
             async with self.gate:
                 if self.stop:
                     return
-                reserved = (self.judging_now + judge_call) * pairwise.ATTEMPTS
+                reserved = (self.judging_now + judge_call) * ATTEMPTS
                 if reason := _over_budget(self.run, self.cost, self.calls, reserved):
                     self.stop = reason
                     return
@@ -258,7 +263,7 @@ class Piece:
                 note = _budget_note(run, self.stop, self.cost, self.calls)
                 await database_sync_to_async(EvalRun.objects.filter(pk=run.pk).update)(note=note)
             return run
-        terms = await database_sync_to_async(pairwise.mask_terms)()  # once, not once a look
+        terms = await database_sync_to_async(rules.mask_terms)()  # once, not once a look
         while True:
             # Read before the answers: if the other pools' pieces had ended by then, what is
             # read is all there will be.

@@ -6,9 +6,7 @@ from __future__ import annotations
 
 import random
 from decimal import Decimal
-from functools import partial
 
-from celery import current_app
 from django.conf import settings
 from django.db import transaction
 
@@ -16,27 +14,32 @@ from accounts.models import User
 from arena.battles.models import Prompt
 from arena.battles.prompt_files import parse_prompts
 from arena.catalog.models import ModelEntry
+from arena.catalog.services import params_check
 from arena.core.errors import ServiceError
-from arena.evals import pairwise, running, works
+from arena.core.jobs import job_send
+from arena.evals import running, works
 from arena.evals.models import EvalPrompt, EvalRun
-from arena.generation import dispatch
+from arena.judges.rules import family_barred
 
-EVAL_TASK = "arena.evals.run"  # arena.evals.tasks, sent by name
 BUDGET_MAX = Decimal("100000000")  # what EvalRun.budget holds (12 digits, 4 after the point)
 
 
 def _send(run_id: int, queue: str) -> None:
-    current_app.send_task(
-        EVAL_TASK, args=[run_id, queue], queue=queue, priority=settings.EVALS_PRIORITY
+    job_send(
+        task=running.EVAL_TASK,
+        args=[run_id, queue],
+        queue="" if queue == works.ALL else queue,
+        priority=settings.EVALS_PRIORITY,
     )
 
 
 def eval_enqueue(*, run_id: int) -> None:
     """Run it on the workers, at the lowest priority (EVALS_PRIORITY: after arena traffic and
     compare runs): one piece on each pool queue its models are served on, as battles are
-    routed, the judge's queue doing the verdicts. In-process mode (no Redis), here and now."""
-    if settings.GENERATION_MODE != "celery":  # in the web process's loop, or here and now
-        dispatch.in_background(partial(running.eval_execute, run_id))
+    routed, the judge's queue doing the verdicts. In-process mode (no Redis): the whole run
+    as one piece, since no worker per pool would make the answers the judge's piece waits for."""
+    if settings.GENERATION_MODE != "celery":
+        _send(run_id, works.ALL)
         return
     run = EvalRun.objects.select_related("baseline", "judge").get(pk=run_id)
     for queue in works.pieces_open(run=run):
@@ -101,18 +104,15 @@ def eval_check(
         raise ServiceError("baseline_in_models", "The baseline is compared with; not a contestant.")
     if not model_ids:
         raise ServiceError("no_models", "Name at least one model to evaluate.")
-    for model in (found[pk] for pk in [*model_ids, baseline_id]):
-        for param in model.params_unsupported(params):
+    judged = [found[pk] for pk in [*model_ids, baseline_id]]
+    params_check(models=judged, params=params)
+    for model in judged:
+        if family_barred(found[judge_id], model):
             raise ServiceError(
-                "param_unsupported", f"{model.public_name} does not support {param!r}."
+                "judge_family",
+                f"{model.public_name} is of the judge's own family, which it may not judge "
+                "(COMPARE_JUDGE_SAME_FAMILY): choose another judge.",
             )
-        if not settings.COMPARE["JUDGE_SAME_FAMILY"]:
-            if pairwise.judges_own_family(found[judge_id], model):
-                raise ServiceError(
-                    "judge_family",
-                    f"{model.public_name} is of the judge's own family, which it may not judge "
-                    "(COMPARE_JUDGE_SAME_FAMILY): choose another judge.",
-                )
     if budget is not None and (not budget.is_finite() or not 0 <= budget < BUDGET_MAX):
         raise ServiceError("bad_budget", f"A budget is a number of USD from 0 to {BUDGET_MAX}.")
     if max_judge_calls is not None and max_judge_calls < 1:

@@ -11,7 +11,7 @@ from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import render
 from django.views.decorators.http import require_GET
 
-from arena.evals.calibration_report import calibration_report, published_boards
+from arena.evals.agreement import calibration_report, published_boards
 
 JUDGE_BOARD_SCHEMA = "arena.judge_leaderboard/1"
 

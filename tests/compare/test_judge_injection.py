@@ -11,8 +11,9 @@ import pytest
 from channels.db import database_sync_to_async
 
 from arena.catalog.models import ModelEntry
-from arena.compare import judge, services
+from arena.compare import services
 from arena.compare.models import CompareRun
+from arena.judges import prompts as judge
 from tests.judge_server import TAG, RecordingServer
 
 pytestmark = pytest.mark.usefixtures("transactional_db")

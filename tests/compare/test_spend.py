@@ -13,9 +13,10 @@ from django.urls import reverse
 from django.utils import timezone
 
 from arena.catalog.models import ModelEntry, ModelPrice
-from arena.compare import judge, services, spend
+from arena.compare import services, spend
 from arena.compare.models import CompareAnswer, CompareRun, JudgeCall
 from arena.core.errors import ServiceError
+from arena.judges import rubric as judge
 from tests.helpers import make_judge, make_model, make_two_models
 
 pytestmark = pytest.mark.django_db

@@ -16,8 +16,8 @@ from arena.battles.prompts import prompt_create
 from arena.battles.simulation import votes_simulate
 from arena.catalog.models import ModelEntry
 from arena.devtools.mock_server import MockServer
-from arena.evals import calibration
-from arena.evals.calibration_report import calibration_report
+from arena.evals import battle_judging as calibration
+from arena.evals.agreement import calibration_report
 from arena.evals.models import BattleVerdict
 from ranking.services import leaderboard_recompute
 from tests.helpers import calm_vote, make_model

@@ -12,9 +12,11 @@ import pytest
 from channels.db import database_sync_to_async
 
 from arena.catalog.models import ModelEntry
-from arena.compare import judge as rules
-from arena.evals import calibration, pairwise, running, selectors, services
+from arena.evals import battle_judging as calibration
+from arena.evals import running, selectors, services
 from arena.evals.models import BattleVerdict, EvalVerdict
+from arena.judges import pairwise
+from arena.judges import prompts as rules
 from ranking.bradley_terry import TIE, A
 from ranking.judged import LEVELS
 from tests.helpers import calm_vote, make_model

@@ -10,8 +10,8 @@ from functools import partial
 
 import pytest
 
-from arena.compare.judge import MASK, mask
 from arena.integrity.checks import REDACTED, asks_identity, name_tail, redact
+from arena.judges.rules import MASK, mask
 from tests.integrity.streaming import streamed
 
 TERMS = (

@@ -9,6 +9,7 @@ from django.core.management.base import BaseCommand, CommandError
 
 from accounts.models import User
 from arena.catalog.models import ModelEntry
+from arena.catalog.selectors import model_by_name
 from arena.core.errors import ServiceError
 from arena.evals import running, selectors, services
 
@@ -145,7 +146,7 @@ class Command(BaseCommand):
         return [(p.text, p.category) for p in chosen]
 
     def _model(self, name: str) -> ModelEntry:
-        model = ModelEntry.objects.filter(public_name=name).first()
+        model = model_by_name(name)
         if model is None:
             raise CommandError(f"No model named {name!r}.")
         return model

@@ -5,9 +5,9 @@ import json
 from asgiref.sync import async_to_sync
 from django.core.management.base import BaseCommand, CommandError
 
-from arena.catalog.models import ModelEntry
-from arena.evals import calibration
-from arena.evals.calibration_report import calibration_report
+from arena.catalog.selectors import model_by_name
+from arena.evals import battle_judging
+from arena.evals.agreement import calibration_report
 
 
 def _pct(figure: dict | None) -> str:
@@ -35,15 +35,15 @@ class Command(BaseCommand):
         parser.add_argument("--json", action="store_true")
 
     def handle(self, *args, **o) -> None:
-        judge = ModelEntry.objects.filter(public_name=o["judge"]).first()
+        judge = model_by_name(o["judge"])
         if judge is None:
             raise CommandError(f"No model named {o['judge']!r}.")
         if o["limit"] < 0:
             raise CommandError("--limit must be 0 or more.")
-        ids = calibration.verdicts_claim(
+        ids = battle_judging.verdicts_claim(
             judge=judge, limit=o["limit"], include_simulated=o["include_simulated"]
         )
-        written = async_to_sync(calibration.verdicts_judge)(verdict_ids=ids)
+        written = async_to_sync(battle_judging.verdicts_judge)(verdict_ids=ids)
         found = calibration_report(judge_name=judge.public_name)["judges"]
         if o["json"]:
             self.stdout.write(json.dumps(found[0] if found else {}, indent=2))

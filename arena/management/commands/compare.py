@@ -9,6 +9,7 @@ from django.core.management.base import BaseCommand, CommandError
 from accounts.models import User
 from arena.catalog.costs import cost_display
 from arena.catalog.models import ModelEntry
+from arena.catalog.selectors import model_by_name
 from arena.compare import exports, services
 from arena.core.errors import ServiceError
 
@@ -110,7 +111,7 @@ class Command(BaseCommand):
         return user
 
     def _model(self, name: str) -> ModelEntry:
-        model = ModelEntry.objects.filter(public_name=name).first()
+        model = model_by_name(name)
         if model is None:
             known = ", ".join(
                 ModelEntry.objects.filter(active=True).values_list("public_name", flat=True)

@@ -10,10 +10,11 @@ from django.core.cache import cache
 from django.db.models import Count, Max
 
 from arena.catalog.models import ModelEntry
-from arena.evals import exports, pairwise
+from arena.evals import exports
 from arena.evals.models import BattleVerdict, EvalRun
 from arena.integrity.models import VoteFlag
 from arena.integrity.selectors import counted_votes
+from arena.judges.rules import judges_own_family
 from ranking import calibration as calc
 from ranking import snapshots
 from ranking.battle_log import OUTCOME, side_style
@@ -126,7 +127,7 @@ def _runs(judge: ModelEntry) -> list[dict]:
 def _judge_report(judge: ModelEntry) -> dict:
     rows = _rows(judge)
     entries = ModelEntry.objects.filter(pk__in={r["a"] for r in rows} | {r["b"] for r in rows})
-    own = {m.pk: pairwise.judges_own_family(judge, m) for m in entries}
+    own = {m.pk: judges_own_family(judge, m) for m in entries}
     names = {m.pk: m.public_name for m in entries}
     categories = sorted({r["category"] for r in rows})
     return {

@@ -1,4 +1,4 @@
-"""Calibration writes: the judge on arena battles after their human vote, both orders, kept
+"""Calibration's judging: the judge on arena battles after their human vote, both orders, kept
 apart from the votes (``BattleVerdict``). Off unless CALIBRATION["JUDGE"] names a model; the
 evaluation sweep then claims a batch of newly voted battles and sends it to a worker, at
 evaluation priority. ``manage.py calibrate`` does the same for any judge, here and now."""
@@ -8,23 +8,25 @@ from __future__ import annotations
 import asyncio
 from datetime import timedelta
 
-from asgiref.sync import async_to_sync
-from celery import current_app
 from channels.db import database_sync_to_async
 from django.conf import settings
-from django.db import DatabaseError, transaction
+from django.db import DatabaseError
 from django.db.models import Count, Q
 from django.utils import timezone
 
 from arena.battles.models import Answer, Turn
 from arena.catalog.models import ModelEntry
+from arena.catalog.selectors import model_by_name
 from arena.core.errors import ServiceError
+from arena.core.jobs import job_send
 from arena.core.models import model_update
-from arena.evals import pairwise, works
+from arena.evals import works
 from arena.evals.models import BattleVerdict
 from arena.integrity.selectors import counted_votes
+from arena.judges import pairwise, rules
+from arena.judges.registry import judge_answers
 
-CALIBRATE_TASK = "arena.evals.calibrate"  # arena.evals.tasks, sent by name
+CALIBRATE_TASK = "arena.evals.calibrate"  # the task (arena.evals.tasks) that runs verdicts_judge
 CONCURRENCY = 16
 
 
@@ -33,7 +35,7 @@ def calibration_judge() -> ModelEntry | None:
     name = settings.CALIBRATION["JUDGE"]
     if not name:
         return None
-    judge = ModelEntry.objects.filter(public_name=name).first()
+    judge = model_by_name(name)
     if judge is None:
         raise ServiceError("unknown_judge", f"CALIBRATION_JUDGE names no model: {name!r}.")
     return judge
@@ -72,17 +74,11 @@ def calibration_sweep() -> list[int]:
     if BattleVerdict.objects.filter(judge=judge, done=False).count() >= 2 * batch:
         return []  # the judge is behind: no more until it catches up
     ids = verdicts_claim(judge=judge, limit=batch)
-    if ids and settings.GENERATION_MODE != "celery":  # in-process mode: here and now
-        async_to_sync(verdicts_judge)(verdict_ids=ids)
-    elif ids:
-        transaction.on_commit(
-            lambda: current_app.send_task(
-                CALIBRATE_TASK,
-                args=[ids],
-                queue=works.queue_of(judge),  # the judge's pool, as its battles go
-                priority=settings.EVALS_PRIORITY,
-            )
-        )
+    if ids:  # to the judge's pool, as its battles go
+        job_send(
+            task=CALIBRATE_TASK, args=[ids], queue=works.queue_of(judge),
+            priority=settings.EVALS_PRIORITY,
+        )  # fmt: skip
     return ids
 
 
@@ -122,7 +118,7 @@ def _take(verdict_id: int) -> tuple[BattleVerdict, tuple[str, str, str]] | None:
 
 async def verdicts_judge(*, verdict_ids: list[int]) -> int:
     """Ask the judge for each claimed verdict, CONCURRENCY at a time; how many were written."""
-    terms = await database_sync_to_async(pairwise.mask_terms)()
+    terms = await database_sync_to_async(rules.mask_terms)()
     gate = asyncio.Semaphore(CONCURRENCY)
 
     async def one(pk: int) -> int:
@@ -132,9 +128,10 @@ async def verdicts_judge(*, verdict_ids: list[int]) -> int:
                 return 0
             verdict, (prompt, a, b) = taken
             first, second = (a, b) if verdict.a_first else (b, a)
-            found = await pairwise.judge_pair(
-                judge=verdict.judge, prompt=prompt, first=first, second=second, terms=terms
-            )
+            found = await judge_answers(
+                "pairwise", judge=verdict.judge, prompt=prompt,
+                answers={"A": first, "B": second}, terms=terms,
+            )  # fmt: skip
             try:
                 await database_sync_to_async(model_update)(
                     instance=verdict, fields=pairwise.VERDICT_FIELDS,

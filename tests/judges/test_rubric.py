@@ -1,4 +1,4 @@
-"""The judge's rules, pure: rubric, labels and orders, masking, replies, weights, tie-breaks."""
+"""Rubric scoring's rules, pure: rubric, labels and orders, replies, weights, tie-breaks."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from decimal import Decimal
 
 import pytest
 
-from arena.compare import judge
+from arena.judges import rubric as judge
 
 
 def test_the_default_rubric_is_valid_and_weighs_correctness_most():
@@ -56,12 +56,6 @@ def test_labels_are_shuffled_by_seed_reproducibly_and_orders_differ_across_calls
     assert all(sorted(o) == list("ABCD") for o in orders)
 
 
-def test_names_are_masked_as_whole_words_in_any_case():
-    text = "As Zephyr Quill (zq-large-001) by nimbus research, unlike GPT-4o; quilled."
-    masked = judge.mask(text, ("Zephyr Quill", "zq-large-001", "Nimbus Research", "GPT"))
-    assert masked == "As [MODEL] ([MODEL]) by [MODEL], unlike [MODEL]; quilled."
-
-
 def reply(scores: dict) -> str:
     return json.dumps({"scores": scores})
 
@@ -105,12 +99,6 @@ def test_a_close_call_goes_head_to_head_and_two_orders_that_disagree_are_a_tie()
     assert judge.parse_winner('{"winner": "tie"}', ("A", "B")) == "tie"
     with pytest.raises(judge.ReplyError):
         judge.parse_winner('{"winner": "C"}', ("A", "B"))
-
-
-def test_a_family_is_the_vendor_or_the_prefix_of_an_openrouter_id():
-    assert judge.family(vendor="Anthropic", model_id="claude-3") == "anthropic"
-    assert judge.family(vendor="", model_id="anthropic/claude-3.5-sonnet") == "anthropic"
-    assert judge.family(vendor="", model_id="gpt-4o") == ""
 
 
 def test_the_replys_schema_asks_for_exactly_the_labels_shown():
