@@ -109,7 +109,7 @@ class JudgeCall(models.Model):
 
 class Rubric(models.Model):
     """A judge's rubric, edited in the admin: criteria with weights summing to 1 and what a 1
-    and a 5 mean (compare.judge.rubric_from checks it). The default one judges every run that
+    and a 5 mean (judges.rubric.rubric_from checks it). The default one judges every run that
     names none; without any, the built-in default does."""
 
     name = models.CharField(max_length=100, unique=True)

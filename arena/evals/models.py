@@ -112,7 +112,7 @@ class EvalAnswer(models.Model):
 
 
 class PairVerdictFields(models.Model):
-    """What one pairwise judge call gave (``arena.evals.pairwise``): its level ("" when the
+    """What one pairwise judgement gave (``arena.judges.pairwise``): its level ("" when the
     judge never gave one in the form asked), the calls it took and their cost, and the exchange
     itself, for review."""
 
