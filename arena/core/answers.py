@@ -1,5 +1,4 @@
-"""The one answer status every answer-like row shares (a battle's, a compare run's, an
-evaluation's): the runner's results are written straight into it."""
+"""What every answer-like row shares (a battle's, a compare run's, an evaluation's)."""
 
 from __future__ import annotations
 
@@ -7,9 +6,11 @@ from django.db import models
 
 
 class AnswerStatus(models.TextChoices):
+    """The one answer status: the runner's result is written straight into it; ``partial``
+    is a stream cut after some text, which the rater (or the judge) keeps."""
+
     PENDING = "pending", "Pending"
     RUNNING = "running", "Running"
     OK = "ok", "Complete"
-    # The stream was cut after some text: the rater (or judge) keeps what came.
     PARTIAL = "partial", "Partial (stream cut)"
     ERROR = "error", "Error"
