@@ -259,17 +259,15 @@ class MockBackend:
         await asyncio.sleep(ttft / 1000)
         if s.misbehaviour == "stall":
             await asyncio.Event().wait()
-        if s.misbehaviour == "error":
-            yield StreamError("server", "The mock backend failed on purpose.")
-            return
-        if s.misbehaviour == "refused":
-            yield Finished("refusal", prompt_tokens, 0)
-            return
-        if s.misbehaviour == "blocked":
-            yield StreamError("content_filter", "The mock backend blocked this request.")
-            return
-        if s.misbehaviour == "empty":
-            yield Finished("stop", prompt_tokens, 0)
+        # Misbehaviours that end the stream before any text.
+        ending = {
+            "error": StreamError("server", "The mock backend failed on purpose."),
+            "refused": Finished("refusal", prompt_tokens, 0),
+            "blocked": StreamError("content_filter", "The mock backend blocked this request."),
+            "empty": Finished("stop", prompt_tokens, 0),
+        }.get(s.misbehaviour)
+        if ending is not None:
+            yield ending
             return
         delay = 1.0 / s.tokens_per_s if s.tokens_per_s > 0 else 0.0
         for word in thinking_words(s.thinks):
