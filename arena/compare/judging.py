@@ -1,5 +1,6 @@
 """The judge on one compare run: which answers it may judge, its rubric scores (the judges
-room's ``rubric`` strategy), every call recorded for audit (JudgeCall), and the verdict."""
+room's ``rubric`` strategy), every call recorded for audit as it ends (JudgeCall: what the
+daily budget counts), and the verdict."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ from channels.db import database_sync_to_async
 from arena.catalog.models import ModelEntry
 from arena.compare.models import CompareAnswer, CompareRun, JudgeCall
 from arena.judges import rubric, rules
+from arena.judges.calls import Call
 from arena.judges.registry import judge_answers
 
 MOCK_JUDGE_NOTE = "mock scores (deterministic, not a real judge)"
@@ -16,14 +18,11 @@ PARTIAL_NOTE = "not judged: the answer is partial"
 FAMILY_NOTE = "not judged: same family as judge"
 
 
-def _record(run: CompareRun, calls) -> None:
-    JudgeCall.objects.bulk_create(
-        JudgeCall(
-            run=run, purpose=c.purpose, attempt=c.attempt, order=c.order, request=c.request,
-            temperature_sent=c.temperature_sent, schema_sent=c.schema_sent, reply=c.reply,
-            problem=c.problem,
-        )
-        for c in calls
+def _record(run: CompareRun, call: Call) -> None:
+    JudgeCall.objects.create(
+        run=run, purpose=call.purpose, attempt=call.attempt, order=call.order,
+        request=call.request, temperature_sent=call.temperature_sent,
+        schema_sent=call.schema_sent, reply=call.reply, problem=call.problem,
     )  # fmt: skip
 
 
@@ -42,17 +41,15 @@ async def judge_run(run: CompareRun, answers: list[CompareAnswer]) -> dict:
             judged[answer.label] = answer.text
     found = await judge_answers(
         "rubric", judge=run.judge, prompt=run.prompt, answers=judged, terms=terms,
+        on_call=lambda call: database_sync_to_async(_record)(run, call),
         rubric=rubric.rubric_from(run.rubric), seed=run.seed,
     )  # fmt: skip
     outcome = found.outcome
     for answer in answers:
         answer.judged = outcome.reasons.get(answer.label, {})
-
-    def save() -> None:
-        _record(run, found.calls)
-        CompareAnswer.objects.bulk_update(answers, ["judged", "not_judged"])
-
-    await database_sync_to_async(save)()
+    await database_sync_to_async(
+        lambda: CompareAnswer.objects.bulk_update(answers, ["judged", "not_judged"])
+    )()
     return {
         "overall": outcome.overall,
         "missing": outcome.missing,

@@ -17,7 +17,6 @@ class Strategy(ABC):
     replies, what it decides. It is handed the prompt and the answers masked."""
 
     name: ClassVar[str]  # the name it is registered and chosen by
-    label: ClassVar[str]
     system: ClassVar[str]  # the judge's system message
     answer_count: ClassVar[tuple[int, int]]  # how many answers one judgement reads: fewest, most
     # A longer reply is cut; None: as long as an answer may be (ARENA's ANSWER_MAX_CHARS).

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from decimal import Decimal
 from typing import TypeVar
@@ -62,8 +62,16 @@ class Call:
 class JudgeCaller:
     """Calls to one judge model for one judgement; every call is kept in ``calls``."""
 
-    def __init__(self, model: ModelEntry, *, system: str, max_chars: int) -> None:
+    def __init__(
+        self,
+        model: ModelEntry,
+        *,
+        system: str,
+        max_chars: int,
+        on_call: Callable[[Call], Awaitable[None]] | None = None,
+    ) -> None:
         self.model, self.system, self.max_chars = model, system, max_chars
+        self.on_call = on_call  # told of each call as it ends (a record that outlives a crash)
         self.backend = backend_for(model.backend, model.backend_settings)
         self.calls: list[Call] = []
         self.temperature = True
@@ -94,10 +102,11 @@ class JudgeCaller:
                     parsed = parse(reply)
                 except ReplyError as exc:
                     problem = str(exc)
-            self.calls.append(
-                Call(purpose, attempt, list(order or []), text, reply, problem, sent_temperature,
-                     self.structured and schema is not None, cost)
-            )  # fmt: skip
+            call = Call(purpose, attempt, list(order or []), text, reply, problem,
+                        sent_temperature, self.structured and schema is not None, cost)  # fmt: skip
+            self.calls.append(call)
+            if self.on_call is not None:
+                await self.on_call(call)
             if not problem:
                 return parsed
         return None

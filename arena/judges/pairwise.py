@@ -35,7 +35,6 @@ def verdict_level(reply: str) -> str:
 
 class PairwiseStrategy(Strategy):
     name = "pairwise"
-    label = "Pairwise verdicts (evaluation runs, calibration)"
     system = JUDGE_SYSTEM
     answer_count = (2, 2)
     reply_max_chars = 20_000

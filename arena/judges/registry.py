@@ -6,11 +6,13 @@ means one line here.
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
+
 from django.conf import settings
 
 from arena.catalog.models import ModelEntry
 from arena.judges.base import Judgement, Strategy
-from arena.judges.calls import JudgeCaller
+from arena.judges.calls import Call, JudgeCaller
 from arena.judges.pairwise import PairwiseStrategy
 from arena.judges.rubric import RubricStrategy
 from arena.judges.rules import mask
@@ -41,11 +43,12 @@ async def judge_answers(
     prompt: str,
     answers: dict[str, str],
     terms: tuple[str, ...],
+    on_call: Callable[[Call], Awaitable[None]] | None = None,
     **options,
 ) -> Judgement:
     """``judge``'s judgement of ``answers`` (label -> text) to ``prompt`` by the strategy so
     named, every model's names (``terms``: ``rules.mask_terms``) masked out of what it reads;
-    the options are the strategy's own."""
+    ``on_call`` is told of each call as it ends; the options are the strategy's own."""
     chosen = strategy_for(strategy)
     fewest, most = chosen.answer_count
     if not fewest <= len(answers) <= most:
@@ -54,6 +57,7 @@ async def judge_answers(
         judge,
         system=chosen.system,
         max_chars=chosen.reply_max_chars or settings.ARENA["ANSWER_MAX_CHARS"],
+        on_call=on_call,
     )
     outcome = await chosen.judge(
         caller,

@@ -271,7 +271,6 @@ class RubricOutcome:
 
 class RubricStrategy(Strategy):
     name = "rubric"
-    label = "Rubric scores (compare runs)"
     system = SYSTEM
     answer_count = (0, len(string.ascii_uppercase))  # none judged: nothing is asked
     reply_max_chars = None  # as long as an answer may be
