@@ -6,11 +6,11 @@ The app label stays ``arena`` for all of them, so tables and migrations are unch
 
 from __future__ import annotations
 
-from arena.battles.models import Answer, Battle, Prompt, Turn, Vote
+from arena.battles.models import Answer, Battle, GoldItem, Prompt, Turn, Vote
 from arena.catalog.models import CostStatus, ModelEntry, ModelPrice, standard_params
 from arena.compare.models import CompareAnswer, CompareRun, JudgeCall, Rubric
 from arena.evals.models import EvalAnswer, EvalPrompt, EvalRun, EvalVerdict
-from arena.integrity.models import GoldItem, VoteFlag
+from arena.integrity.models import VoteFlag
 
 __all__ = [
     "Answer",

@@ -200,7 +200,7 @@ GENERATION_PRIORITY = env.int("GENERATION_PRIORITY", default=6)
 # The rooms' task modules, imported by a worker as it starts and by a web process when it first
 # runs a job itself (arena.core.jobs). No routes: every job_send names its queue.
 CELERY_IMPORTS = (
-    "arena.generation.tasks",
+    "arena.battles.tasks",
     "arena.compare.tasks",
     "arena.evals.tasks",
     "ranking.tasks",

@@ -125,7 +125,7 @@ def generation(transactional_db, celery_worker) -> Iterator[None]:
     yield
     if celery_worker is not None:
         from arena.battles.models import Battle
-        from arena.generation.services import battle_void
+        from arena.battles.ending import battle_void
 
         for battle_id in Battle.objects.filter(status=Battle.Status.GENERATING).values_list(
             "pk", flat=True

@@ -35,10 +35,46 @@ def _resolve(name: str) -> str | None:
     return name or None
 
 
+def _model_modules() -> dict[str, str]:
+    """Each model class name -> the models module that defines it."""
+    found = {}
+    for module, path in MODULES.items():
+        if module.rpartition(".")[2] == "models":
+            for node in ast.parse(path.read_text()).body:
+                if isinstance(node, ast.ClassDef):
+                    found[node.name] = module
+    return found
+
+
+MODEL_MODULES = _model_modules()
+RELATIONS = {"ForeignKey", "OneToOneField", "ManyToManyField"}
+
+
+def _related_model(node: ast.Call) -> str | None:
+    """The model a relation field names by string ("GoldItem", "arena.GoldItem"), if any."""
+    func = node.func
+    name = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
+    if name not in RELATIONS:
+        return None
+    target = (
+        node.args[0] if node.args else next((k.value for k in node.keywords if k.arg == "to"), None)
+    )
+    if isinstance(target, ast.Constant) and isinstance(target.value, str):
+        return target.value.rpartition(".")[2]
+    return None
+
+
 def _imports(module: str, path: Path) -> set[str]:
+    """What the module imports, also inside functions; a relation to a model named by string
+    counts as an import of the module defining that model."""
     package = module if path.name == "__init__.py" else module.rpartition(".")[0]
     out: set[str] = set()
     for node in ast.walk(ast.parse(path.read_text(), filename=str(path))):
+        if isinstance(node, ast.Call):
+            there = MODEL_MODULES.get(_related_model(node) or "")
+            if there is not None and there != module:
+                out.add(there)
+            continue
         if isinstance(node, ast.Import):
             targets = [alias.name for alias in node.names]
         elif isinstance(node, ast.ImportFrom):
@@ -98,6 +134,12 @@ def _cycles(graph: dict[str, set[str]]) -> list[list[str]]:
 
 def test_no_import_cycle_between_project_modules():
     assert _cycles(GRAPH) == []
+
+
+def test_a_relation_named_by_string_counts_as_an_import():
+    tree = ast.parse('models.ForeignKey("arena.Vote", on_delete=models.PROTECT)')
+    call = next(n for n in ast.walk(tree) if isinstance(n, ast.Call))
+    assert MODEL_MODULES[_related_model(call)] == "arena.battles.models"
 
 
 def test_the_cycle_check_sees_a_cycle():

@@ -7,8 +7,8 @@ from django.db.models import QuerySet
 from django.http import HttpRequest
 
 from arena.admin.common import ReadOnly, change_link, set_active_actions
+from arena.battles.models import GoldItem
 from arena.integrity import selectors, services
-from arena.integrity.models import GoldItem
 
 
 @admin.register(GoldItem)

@@ -8,7 +8,7 @@ from django.http import HttpRequest, HttpResponse
 from django.template.response import TemplateResponse
 
 from arena.backends.outbound import shown_url
-from arena.generation.selectors import model_pools
+from arena.battles.selectors import model_pools
 
 DEFAULT_VOTES_PER_DAY = 1000
 VIEW_POOLS = "arena.view_pools"

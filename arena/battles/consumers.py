@@ -24,22 +24,15 @@ from redis import RedisError
 from accounts import ratelimits
 from accounts.models import User
 from arena.battles import selectors, services
+from arena.battles.ending import battle_void, battle_void_overdue, turn_deadline_s
 from arena.battles.live import Watch, schedule, socket_closed
 from arena.battles.models import Battle, Turn
 from arena.battles.sockets import registry
 from arena.core.errors import ServiceError
 from arena.core.text import text_clean
-from arena.generation.dispatch import generation_enqueue
-from arena.generation.services import (
-    answers_recover_stalled,
-    battle_void,
-    battle_void_overdue,
-    turn_deadline_s,
-)
 from arena.integrity.checks import has_finding, redact
 from arena.integrity.models import VoteFlag
 from arena.integrity.selectors import identity_terms
-from arena.integrity.services import battle_note_redaction
 
 log = logging.getLogger(__name__)
 
@@ -218,8 +211,6 @@ class BattleConsumer(AsyncWebsocketConsumer):
         battle = await database_sync_to_async(services.battle_stop)(
             battle_id=battle_id, rater=self.user
         )
-        if battle.status == Battle.Status.VOTED:
-            raise ServiceError("already_voted", "This battle has been voted on and is locked.")
         if self.battle_id == battle.pk:
             self._leave()
         await self._send({"type": "stopped", "battle": str(battle.pk)})
@@ -258,7 +249,7 @@ class BattleConsumer(AsyncWebsocketConsumer):
         self._spawn(self._end_unpaceable(watch))
 
     async def _note_redaction(self, watch: Watch) -> None:
-        await database_sync_to_async(battle_note_redaction)(battle_id=watch.battle_id)
+        await database_sync_to_async(services.battle_note_redaction)(battle_id=watch.battle_id)
         if watch is self.watch:
             await self._notice(VoteFlag.Reason.IDENTITY_LEAK, IDENTITY_LEAK_NOTICE)
 
@@ -334,10 +325,6 @@ def _battle_rejoin(
     *, battle_id: object, rater: User
 ) -> tuple[Battle, selectors.TurnSides, tuple[str, ...], list[dict], str]:
     battle = services.battle_rejoin(battle_id=battle_id, rater=rater)
-    # Answers whose worker is gone are handed on, or end the battle, now, not at the sweep:
-    # what is shown next says so.
-    for answer_id, queue in answers_recover_stalled(battle_id=battle.pk):
-        generation_enqueue(answer_ids=[answer_id], queue=queue)
     turn = selectors.turn_sides(battle_id=battle.pk)
     earlier, text = selectors.turns_before(battle_id=battle.pk, index=turn.index)
     return battle, turn, identity_terms(), earlier, text

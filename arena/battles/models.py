@@ -166,6 +166,24 @@ class Answer(models.Model):
         return self.status in self.TERMINAL
 
 
+class GoldItem(models.Model):
+    """A battle whose right vote is known (one answer clearly wrong), replayed to crowd raters
+    to measure how often each rater agrees."""
+
+    source = models.OneToOneField(Battle, on_delete=models.PROTECT, related_name="gold_item")
+    correct_side = models.CharField(
+        max_length=1,
+        choices=Answer.Side.choices,
+        help_text="The better answer's side in the source battle",
+    )
+    note = models.CharField(max_length=300, blank=True, default="")
+    active = models.BooleanField(default=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    def __str__(self) -> str:
+        return f"Gold item {self.pk} (from {self.source_id})"
+
+
 class Vote(AppendOnlyModel):
     """One rater's verdict on one battle: an append-only event, never updated or deleted.
 

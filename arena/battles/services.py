@@ -16,16 +16,19 @@ from django.utils import timezone
 from accounts.models import User
 from accounts.selectors import terms_pending, user_email_verified
 from arena.backends.registry import installed_kinds
+from arena.battles.answers import answers_send
+from arena.battles.ending import battle_streams_end, battle_void
 from arena.battles.models import Answer, Battle, Prompt, Turn, Vote
 from arena.battles.prompts import prompt_clean_text, prompt_for_text
+from arena.battles.sweep import answers_resume
 from arena.catalog.models import ModelEntry
+from arena.catalog.services import params_check
 from arena.core.errors import ServiceError
 from arena.core.text import estimate_tokens, style_counts
-from arena.generation.dispatch import generation_enqueue
-from arena.generation.services import battle_streams_end, battle_void
 from arena.integrity import gold
-from arena.integrity.checks import asks_identity
-from arena.integrity.services import battle_note_identity_question, vote_flags_record
+from arena.integrity.checks import asks_identity, has_finding
+from arena.integrity.models import VoteFlag
+from arena.integrity.services import vote_flags_record
 from ranking.sampling import draw_pair, pair_probabilities
 from ranking.snapshots import sampling_state
 
@@ -37,19 +40,6 @@ NOT_SENT = " Nothing was sent."
 def shared_params() -> dict:
     """The one parameter set both sides of every battle receive."""
     return dict(settings.ARENA["DEFAULT_PARAMS"])
-
-
-def params_check(*, models: list[ModelEntry], params: dict) -> None:
-    """A shared parameter one of the models cannot take refuses the run; it is never dropped
-    for one side only."""
-    for model in models:
-        missing = model.params_unsupported(params)
-        if missing:
-            raise ServiceError(
-                "unsupported_param",
-                f"{model.public_name} does not accept the parameter {missing[0]!r}; remove it "
-                "from the shared parameters or leave this model out.",
-            )
 
 
 def battle_pick_models(
@@ -104,7 +94,7 @@ def _create_turn(*, battle: Battle, index: int, text: str) -> Turn:
     for answer in answers:
         by_queue.setdefault(answer.model.pool_queue, []).append(answer.pk)
     for queue, ids in by_queue.items():
-        transaction.on_commit(lambda ids=ids, q=queue: generation_enqueue(answer_ids=ids, queue=q))
+        answers_send(answer_ids=ids, queue=queue)
     return turn
 
 
@@ -145,7 +135,7 @@ def battle_start(
         gold=item,
     )
     if asks_identity(text):
-        battle_note_identity_question(battle=battle, detail="asked before generation")
+        battle_flag(battle=battle, reason=QUESTION, detail="asked before generation")
     Prompt.objects.filter(pk=prompt.pk).update(usage_count=F("usage_count") + 1)
     _others_abandon(rater=rater, keep=battle.pk)
     _create_turn(battle=battle, index=0, text=text)
@@ -163,6 +153,30 @@ def _others_abandon(*, rater: User, keep: uuid.UUID) -> None:
     others = Battle.objects.filter(rater=rater, status__in=Battle.UNWATCHED).exclude(pk=keep)
     for battle_id in others.values_list("pk", flat=True):
         battle_void(battle_id=battle_id, reason=ABANDONED, statuses=Battle.UNWATCHED)
+
+
+QUESTION = VoteFlag.Reason.IDENTITY_QUESTION
+
+
+def battle_flag(*, battle: Battle, reason: str, detail: str) -> bool:
+    """Note an integrity finding on a running battle (locked by the caller), once per reason;
+    each becomes a VoteFlag when the vote is cast. True if it is new."""
+    if has_finding(battle.integrity_flags, reason):
+        return False
+    battle.integrity_flags = [*battle.integrity_flags, {"reason": reason, "detail": detail}]
+    battle.save(update_fields=["integrity_flags"])
+    return True
+
+
+@transaction.atomic
+def battle_note_redaction(*, battle_id: object) -> bool:
+    """A name was redacted from an answer before display: that answer leaked an identity."""
+    battle = Battle.objects.select_for_update().get(pk=battle_id)
+    return battle_flag(
+        battle=battle,
+        reason=VoteFlag.Reason.IDENTITY_LEAK,
+        detail="an answer named a vendor or model",
+    )
 
 
 def rater_may_battle(*, rater: User) -> None:
@@ -206,19 +220,24 @@ def _battle_of(*, battle_id: object, rater: User, lock: bool = False) -> Battle:
 
 def battle_stop(*, battle_id: object, rater: User) -> Battle:
     """The rater stopped the battle before voting: it is void (recorded, never counted) and its
-    answers still being generated are stopped. One already voted on stays as it is."""
+    answers still being generated are stopped. One already voted on stays as it is, and the
+    rater is told so."""
     battle = _battle_of(battle_id=battle_id, rater=rater)
     battle_void(battle_id=battle.pk, reason="stopped by the rater")
     battle.refresh_from_db(fields=["status", "void_reason"])
+    if battle.status == Battle.Status.VOTED:
+        raise ServiceError("already_voted", "This battle has been voted on and is locked.")
     return battle
 
 
 def battle_rejoin(*, battle_id: object, rater: User) -> Battle:
     """The rater's battle, to be shown again (another tab, another web process, a reconnect);
-    refused once it is over."""
+    refused once it is over. Answers whose worker is gone are handed on, or end the battle,
+    now, not at the sweep: what is shown next says so."""
     battle = _battle_of(battle_id=battle_id, rater=rater)
     if battle.status in {Battle.Status.VOTED, Battle.Status.VOID}:
         _require_ready(battle, "resume it")
+    answers_resume(battle_id=battle.pk)
     return battle
 
 
@@ -254,7 +273,7 @@ def battle_follow_up(*, battle_id: object, rater: User, text: object) -> Turn:
     battle.status = Battle.Status.GENERATING
     battle.save(update_fields=["status"])
     if asks_identity(text):
-        battle_note_identity_question(battle=battle, detail=f"asked in turn {index + 1}")
+        battle_flag(battle=battle, reason=QUESTION, detail=f"asked in turn {index + 1}")
     return _create_turn(battle=battle, index=index, text=text)
 
 

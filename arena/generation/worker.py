@@ -1,33 +1,49 @@
-"""One answer end to end, as the Celery task and the in-process runner both run it.
+"""One answer end to end, for any caller: the caller's claim says what to generate (or that
+nothing is to be), the runner streams it, the caller's finish writes it once.
 
 The database is touched once before the stream (claim) and once after it (finish), never per
 token; the text goes to the answer's stream (``streams``), coalesced, then its terminal entry.
+Heartbeats say the answer is alive while it streams, and bring its deadline forward when its
+stream is marked stopped.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import logging
-import os
-import threading
 from collections.abc import AsyncIterator, Callable, Coroutine
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from functools import partial
 from typing import Any
 
 from channels.db import database_sync_to_async
-from django.conf import settings
 from django.db import InterfaceError, OperationalError
 
-from arena.generation import services
-from arena.generation.runner import Coalescer, stream_answer
-from arena.generation.streams import (
-    HEARTBEAT_EVERY_S,
-    HEARTBEAT_TTL_S,
-    answer_streams,
-    stream_key,
-)
+from arena.backends.base import Backend, ChatRequest
+from arena.core.answers import AnswerStatus
+from arena.generation.runner import Coalescer, StreamResult, stream_answer
+from arena.generation.streams import HEARTBEAT_EVERY_S, HEARTBEAT_TTL_S, answer_streams
+
+
+@dataclass
+class GenerationJob:
+    """What a caller's claim says to generate."""
+
+    key: str  # the answer's stream (streams.stream_key)
+    backend: Backend | None
+    request: ChatRequest | None
+    timeout_s: float = 0.0
+    max_chars: int = 0
+    abandoned: str = ""  # the answer's final status when the job must not run
+
+
+# The caller's two writes, both synchronous services taking keywords: claim(answer_id=) marks
+# the answer running and returns its job (None: finished already, or another worker has it);
+# finish(answer_id=, result=) writes the result once and returns the answer's final status.
+Claim = Callable[..., GenerationJob | None]
+Finish = Callable[..., str]
 
 log = logging.getLogger(__name__)
 
@@ -37,6 +53,7 @@ log = logging.getLogger(__name__)
 DB_RETRY_DELAYS_S = (0.25, 0.5, 1.0, 2.0, 4.0, 8.0, 8.0, 8.0)
 
 
+@functools.cache
 def _retrying(service: Callable[..., Any]) -> Callable[..., Coroutine[Any, Any, Any]]:
     # On the loop's thread pool, not asgiref's one thread-sensitive thread: claim and finish
     # touch only their own answer, and many answers stream in one loop at once. Each try runs
@@ -55,14 +72,10 @@ def _retrying(service: Callable[..., Any]) -> Callable[..., Coroutine[Any, Any, 
     return retrying
 
 
-_claim = _retrying(services.answer_claim)
-_finish = _retrying(services.answer_finish)
-
-
 class _Heartbeats:
     """The answers this event loop is generating, said to be alive every few seconds, all in
     one round trip, so that an answer whose worker is killed is noticed in seconds (the sweep,
-    ``services.answers_recover_stalled``), not at its deadline. The same round trip says which
+    the caller's sweep), not at its deadline. The same round trip says which
     of them their battle has ended (a rater's Stop, a new battle, a void): those are stopped."""
 
     def __init__(self) -> None:
@@ -113,32 +126,27 @@ async def _kept_alive(key: str) -> AsyncIterator[asyncio.Event]:
             log.warning("answer heartbeat not cleared: %s", exc)
 
 
-async def answer_generate(answer_id: int) -> None:
+async def answer_generate(answer_id: int, *, claim: Claim, finish: Finish) -> None:
     """Generate one answer. Safe to call twice: a finished answer is left alone."""
-    job = await _claim(answer_id=answer_id)
+    job = await _retrying(claim)(answer_id=answer_id)
     if job is None:
         return
-    streams = answer_streams()
-    key = stream_key(battle_id=job.battle_id, answer_id=answer_id)
     if job.abandoned:
-        await streams.finish(key, job.abandoned)
+        await answer_streams().finish(job.key, job.abandoned)
         return
-    async with _kept_alive(key) as stop:
-        await _stream(answer_id, job, key, stop)
+    async with _kept_alive(job.key) as stop:
+        await _stream(answer_id, job, stop, finish)
 
 
-async def _stream(
-    answer_id: int, job: services.GenerationJob, key: str, stop: asyncio.Event
-) -> None:
+async def _stream(answer_id: int, job: GenerationJob, stop: asyncio.Event, finish: Finish) -> None:
     streams = answer_streams()
-    coalescer = Coalescer(partial(streams.append, key))
-    conf = settings.ARENA
-    result = await stream_answer(
+    coalescer = Coalescer(partial(streams.append, job.key))
+    result: StreamResult = await stream_answer(
         job.backend,
         job.request,
         on_delta=coalescer.add,
-        max_chars=conf["ANSWER_MAX_CHARS"],
-        timeout_s=conf["TURN_DEADLINE_S"],
+        max_chars=job.max_chars,
+        timeout_s=job.timeout_s,
         stop=stop,
     )
     try:
@@ -148,48 +156,24 @@ async def _stream(
         log.exception("writing answer %s's stream failed", answer_id)
         result = replace(
             result,
-            status="partial" if result.text else "error",
+            status=AnswerStatus.PARTIAL if result.text else AnswerStatus.ERROR,
             error_kind="server",
             error_message="The answer could not be passed on to the rater.",
         )
-    status = await _finish(answer_id=answer_id, result=result)
+    status = await _retrying(finish)(answer_id=answer_id, result=result)
     try:
-        await streams.finish(key, status)
+        await streams.finish(job.key, status)
     except Exception:  # the battle is decided in the database; a viewer's deadline ends it
         log.exception("writing answer %s's final entry failed", answer_id)
 
 
-async def answers_generate(answer_ids: list[int]) -> None:
+async def answers_generate(answer_ids: list[int], *, claim: Claim, finish: Finish) -> None:
     """Generate several answers at once, each as ``answer_generate`` does; all of them end
     before this returns, and the first failure is raised then."""
     results = await asyncio.gather(
-        *(answer_generate(pk) for pk in answer_ids), return_exceptions=True
+        *(answer_generate(pk, claim=claim, finish=finish) for pk in answer_ids),
+        return_exceptions=True,
     )
     for result in results:
         if isinstance(result, BaseException):
             raise result
-
-
-# One event loop per worker process streams every answer the process is given: one Redis
-# connection pool and one pooled HTTP client (keep-alive to each replica) for all of them,
-# instead of a loop, a Redis connection and a client per task.
-_loop: asyncio.AbstractEventLoop | None = None
-_loop_pid = 0
-_loop_lock = threading.Lock()
-
-
-def _worker_loop() -> asyncio.AbstractEventLoop:
-    global _loop, _loop_pid
-    with _loop_lock:
-        if _loop is None or _loop_pid != os.getpid():  # a forked child starts its own
-            _loop = asyncio.new_event_loop()
-            _loop_pid = os.getpid()
-            threading.Thread(
-                target=_loop.run_forever, name="arena-generation-loop", daemon=True
-            ).start()
-        return _loop
-
-
-def run_in_worker_loop(coro: Coroutine[Any, Any, Any]) -> Any:
-    """Run ``coro`` on this process's generation loop and wait for it, from any thread."""
-    return asyncio.run_coroutine_threadsafe(coro, _worker_loop()).result()

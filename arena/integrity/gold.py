@@ -15,8 +15,7 @@ from django.core.cache import cache
 
 from accounts.models import User
 from arena.backends.replay import ReplayBackend
-from arena.battles.models import Answer, Prompt
-from arena.integrity.models import GoldItem
+from arena.battles.models import Answer, GoldItem, Prompt
 
 TICKET_TTL_S = 3600
 

@@ -1,30 +1,13 @@
-"""Gold items and vote flags: the integrity event log beside the vote log."""
+"""Vote flags: the integrity event log beside the vote log. (Gold items, the battles whose
+right vote is known, are battles' rows: battles.models.GoldItem.)"""
 
 from __future__ import annotations
 
 from django.conf import settings
 from django.db import models
 
-from arena.battles.models import Answer, Battle, Vote
+from arena.battles.models import Vote
 from arena.core.models import AppendOnlyModel
-
-
-class GoldItem(models.Model):
-    """A battle whose right vote is known (one answer clearly wrong), replayed to crowd raters
-    to measure how often each rater agrees."""
-
-    source = models.OneToOneField(Battle, on_delete=models.PROTECT, related_name="gold_item")
-    correct_side = models.CharField(
-        max_length=1,
-        choices=Answer.Side.choices,
-        help_text="The better answer's side in the source battle",
-    )
-    note = models.CharField(max_length=300, blank=True, default="")
-    active = models.BooleanField(default=True)
-    created_at = models.DateTimeField(auto_now_add=True)
-
-    def __str__(self) -> str:
-        return f"Gold item {self.pk} (from {self.source_id})"
 
 
 class VoteFlag(AppendOnlyModel):

@@ -1,4 +1,5 @@
-"""Writes of integrity: findings on running battles, flags on votes, reviews, bans."""
+"""Writes of integrity: flags on votes, reviews, bans, gold items. A running battle's own
+findings are written by battles' services (battles.services.battle_flag)."""
 
 from __future__ import annotations
 
@@ -6,36 +7,12 @@ from django.db import transaction
 from django.utils import timezone
 
 from accounts.models import User
-from arena.battles.models import Answer, Battle, Prompt, Vote
+from arena.battles.models import Answer, Battle, GoldItem, Prompt, Vote
 from arena.core.errors import ServiceError
-from arena.integrity.checks import has_finding
 from arena.integrity.findings import vote_findings
-from arena.integrity.models import GoldItem, VoteFlag
+from arena.integrity.models import VoteFlag
 
 Reason = VoteFlag.Reason
-
-
-def battle_flag(*, battle: Battle, reason: str, detail: str) -> bool:
-    """Note a finding on a running battle (locked by the caller), once per reason; each
-    becomes a VoteFlag when the vote is cast. True if it is new."""
-    if has_finding(battle.integrity_flags, reason):
-        return False
-    battle.integrity_flags = [*battle.integrity_flags, {"reason": reason, "detail": detail}]
-    battle.save(update_fields=["integrity_flags"])
-    return True
-
-
-def battle_note_identity_question(*, battle: Battle, detail: str) -> bool:
-    return battle_flag(battle=battle, reason=Reason.IDENTITY_QUESTION, detail=detail)
-
-
-@transaction.atomic
-def battle_note_redaction(*, battle_id: object) -> bool:
-    """A name was redacted from an answer before display: that answer leaked an identity."""
-    battle = Battle.objects.select_for_update().get(pk=battle_id)
-    return battle_flag(
-        battle=battle, reason=Reason.IDENTITY_LEAK, detail="an answer named a vendor or model"
-    )
 
 
 def vote_flags_record(*, vote: Vote, battle: Battle, rater: User) -> list[VoteFlag]:

@@ -84,7 +84,7 @@ async def test_follow_up_sends_each_model_its_own_conversation(ws_connect, alice
     assert second[0] == {"type": "turn", "turn": 1}
     assert second[-1]["type"] == "turn_complete"
 
-    from arena.generation.services import answer_conversation
+    from arena.battles.answers import answer_conversation
 
     battle_id = first[0]["battle"]
 

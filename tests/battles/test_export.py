@@ -10,7 +10,7 @@ from django.core.management import CommandError, call_command
 from django.utils import timezone
 
 from accounts.models import User
-from arena.battles.export import parse_since
+from arena.battles.exports import parse_since
 from arena.battles.models import Answer, Battle, Vote
 from arena.battles.prompts import prompt_create
 from arena.battles.services import battle_follow_up, battle_start, turn_mark_shown, vote_cast

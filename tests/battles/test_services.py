@@ -9,18 +9,18 @@ import pytest
 from django.db import DatabaseError, connection, transaction
 from django.utils import timezone
 
+from arena.battles.answers import answer_conversation
 from arena.battles.models import Answer, Battle, Prompt, Vote
 from arena.battles.prompts import prompt_create
 from arena.battles.services import (
     battle_follow_up,
     battle_pick_models,
     battle_start,
-    params_check,
     turn_mark_shown,
     vote_cast,
 )
+from arena.catalog.services import params_check
 from arena.core.errors import AppendOnlyError, ServiceError
-from arena.generation.services import answer_conversation
 from tests.helpers import calm_battle, make_model, ready_battle, run_together, wait_for_answers
 
 needs_generation = pytest.mark.usefixtures("generation")

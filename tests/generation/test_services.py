@@ -9,16 +9,15 @@ import pytest
 from asgiref.sync import async_to_sync
 from django.utils import timezone
 
+from arena.battles.answers import answer_claim
+from arena.battles.ending import battle_void_overdue, turn_deadline_s
 from arena.battles.models import Answer, Battle, Turn
-from arena.generation.services import (
+from arena.battles.sweep import (
     QUEUED_LOST_S,
     STALLED_MESSAGE,
     STUCK_GRACE_S,
-    answer_claim,
     answers_recover_stalled,
-    battle_void_overdue,
     battles_void_stuck,
-    turn_deadline_s,
 )
 from arena.generation.streams import HEARTBEAT_TTL_S, START, answer_streams, stream_key
 from tests.helpers import ready_battle

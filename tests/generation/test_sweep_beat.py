@@ -17,8 +17,8 @@ from django.utils import timezone
 
 from arena.battles.models import Answer, Battle, Turn
 from arena.battles.services import battle_start
+from arena.battles.sweep import NOBODY_WATCHED
 from arena.devtools.processes import CeleryProcess
-from arena.generation.services import NOBODY_WATCHED
 from arena.generation.streams import answer_streams, stream_key
 from tests.helpers import (
     ROOT,

@@ -4,7 +4,7 @@ from pathlib import Path
 
 from django.core.management.base import BaseCommand, CommandError
 
-from arena.battles import export, selectors
+from arena.battles import exports, selectors
 
 
 class Command(BaseCommand):
@@ -18,17 +18,17 @@ class Command(BaseCommand):
             "--since",
             help="Only votes cast at or after this ISO date or date-time (UTC unless it says).",
         )
-        parser.add_argument("--format", choices=export.FORMATS, default="arena")
+        parser.add_argument("--format", choices=exports.FORMATS, default="arena")
         parser.add_argument("--output", type=Path, help="Write here instead of to stdout.")
 
     def handle(self, *args, since: str | None, format: str, output: Path | None, **options) -> None:
         try:
-            moment = export.parse_since(since) if since is not None else None
+            moment = exports.parse_since(since) if since is not None else None
         except ValueError as exc:
             raise CommandError(f"--since: {exc}") from None
         # Prefetching with iterator() needs a chunk size; this keeps memory flat on big logs.
         votes = selectors.votes_for_export(since=moment).iterator(chunk_size=500)
-        write = export.WRITERS[format]
+        write = exports.WRITERS[format]
         if output is None:
             write(votes, self.stdout)
             return
