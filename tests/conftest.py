@@ -8,12 +8,15 @@ no environment, the same tests run on the embedded default. Helpers live in test
 from __future__ import annotations
 
 import contextlib
+import inspect
 import os
 import subprocess
 import sys
 import uuid
 from collections.abc import Awaitable, Callable, Iterator
 from pathlib import Path
+from types import CodeType, ModuleType
+from urllib.parse import urlsplit
 
 import pytest
 from channels.db import database_sync_to_async
@@ -24,10 +27,18 @@ from django.test import Client
 
 from accounts.models import User
 from arena.catalog.models import ModelEntry
-from arena.devtools.processes import CeleryProcess, DaphneServer
+from arena.devtools.http_server import HTTPServer
+from arena.devtools.processes import (
+    AppStack,
+    CeleryProcess,
+    DaphneServer,
+    PostgresCluster,
+    RedisServer,
+)
 from tests.backends.vendors import TEST_ALLOW_HOSTS, TEST_SECRET_ENV_PREFIXES
 from tests.helpers import (
     FAST_PASSWORD_HASHERS,
+    LOGS,
     ROOT,
     SAME_ORIGIN,
     WORKER_TURN_DEADLINE_S,
@@ -37,6 +48,41 @@ from tests.helpers import (
     subprocess_env,
     wait_for_answers,
 )
+
+# pytest-xdist -------------------------------------------------------------------------------
+# `-n N` runs the tests in N worker processes. pytest-django gives each a test database of its
+# own; here each also gets a Redis database of its own (so one worker's Celery worker never
+# takes another's tasks, and sockets, caches and streams keyed by ids that both databases hand
+# out stay apart) and a folder of its own for its servers' logs (LOGS).
+
+
+def worker_redis_url(url: str, worker: str, workers: int) -> str:
+    """Worker ``gwK`` of ``workers`` on Redis database base + K * (16 // workers), modulo 16:
+    runs on different base databases keep apart for as long as there are few workers."""
+    parts = urlsplit(url)
+    base = int(parts.path.strip("/") or 0)
+    index = (base + int(worker.removeprefix("gw")) * (16 // workers)) % 16
+    return parts._replace(path=f"/{index}").geturl()
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    worker = os.environ.get("PYTEST_XDIST_WORKER")
+    if not worker:
+        return
+    LOGS.mkdir(parents=True, exist_ok=True)
+    if not settings.REDIS_URL:
+        return
+    from django.test.utils import override_settings
+
+    from arena.celery import app
+
+    url = worker_redis_url(settings.REDIS_URL, worker, int(os.environ["PYTEST_XDIST_WORKER_COUNT"]))
+    caches = {"default": {**settings.CACHES["default"], "LOCATION": url}}
+    # Before anything connects: the settings read at import time, and what servers and
+    # workers started later inherit (subprocess_env copies this environment).
+    override_settings(REDIS_URL=url, CELERY_BROKER_URL=url, CACHES=caches).enable()
+    app.conf.broker_url = url
+    os.environ["REDIS_URL"] = url
 
 
 @pytest.fixture(autouse=True)
@@ -105,7 +151,7 @@ def celery_worker(django_db_setup, django_db_blocker) -> Iterator[CeleryProcess 
         check=False,
         capture_output=True,
     )
-    log = ROOT / "var" / "test-celery-worker.log"
+    log = LOGS / "test-celery-worker.log"
     log.write_text("")
     worker = CeleryProcess("worker", log, env=env, queues=queues)
     worker.start()
@@ -124,8 +170,8 @@ def generation(transactional_db, celery_worker) -> Iterator[None]:
     """
     yield
     if celery_worker is not None:
-        from arena.battles.models import Battle
         from arena.battles.ending import battle_void
+        from arena.battles.models import Battle
 
         for battle_id in Battle.objects.filter(status=Battle.Status.GENERATING).values_list(
             "pk", flat=True
@@ -150,7 +196,7 @@ def ws_connect() -> Callable[[User | None], Awaitable[WebsocketCommunicator]]:
 
 @contextlib.contextmanager
 def daphne_process(log_name: str) -> Iterator[DaphneServer]:
-    server = DaphneServer(ROOT / "var" / log_name, env=subprocess_env())
+    server = DaphneServer(LOGS / log_name, env=subprocess_env())
     try:
         server.start()
         yield server
@@ -244,3 +290,84 @@ def _backends_reach_test_servers(settings):
     and worker subprocesses get the same through helpers.subprocess_env)."""
     settings.ARENA_BACKEND_ALLOW_HOSTS = list(TEST_ALLOW_HOSTS)
     settings.ARENA_SECRET_ENV_PREFIXES = list(TEST_SECRET_ENV_PREFIXES)
+
+
+# The fast layer -----------------------------------------------------------------------------
+# `pytest -m fast`: every test that starts no server and no process (pure and database tests).
+# Told from the code a test runs, so a new test lands in its layer without a marker of its own:
+# it is not fast when it carries a slow layer's marker, uses a fixture that starts something
+# (live_server, or one whose body does), or its body or a function of the tests' own that it
+# calls names a server class, a process or subprocess.
+
+SLOW_MARKERS = {"browser", "faults"}
+SERVER_FIXTURES = {"live_server"}  # pytest-django's: a threaded server of its own
+SERVER_TYPES = (HTTPServer, DaphneServer, CeleryProcess, RedisServer, PostgresCluster, AppStack)
+SERVER_NAMES = {"subprocess", "multiprocessing", "Popen", "sync_playwright", "daphne_process"}
+
+
+def _server_names() -> set[str]:
+    """SERVER_NAMES and every server class's name, subclasses included (a name imported inside
+    a function is not in its globals to look at)."""
+    names, types = set(SERVER_NAMES), list(SERVER_TYPES)
+    while types:
+        kind = types.pop()
+        names.add(kind.__name__)
+        types += kind.__subclasses__()
+    return names
+
+
+def _codes(code: CodeType) -> Iterator[CodeType]:
+    yield code
+    for const in code.co_consts:
+        if isinstance(const, CodeType):
+            yield from _codes(const)
+
+
+def _starts_servers(func: object, seen: dict[object, bool], servers: set[str]) -> bool:
+    """Whether calling ``func`` starts a server or a process, directly or through a function
+    of the tests' own."""
+    func = inspect.unwrap(func)
+    if func in seen:
+        return seen[func]
+    seen[func] = False  # a recursion comes back here: it adds nothing
+    code = getattr(func, "__code__", None)
+    found = False
+    if code is not None:
+        scope = getattr(func, "__globals__", {})
+        for name in {n for c in _codes(code) for n in c.co_names}:
+            value = scope.get(name)
+            if name in servers or (isinstance(value, type) and issubclass(value, SERVER_TYPES)):
+                found = True
+            elif (
+                inspect.isfunction(value)
+                and value.__module__.split(".")[0] == "tests"
+                and _starts_servers(value, seen, servers)
+            ):
+                found = True
+            elif isinstance(value, ModuleType) and value.__name__ in servers:
+                found = True
+            if found:
+                break
+    seen[func] = found
+    return found
+
+
+def _is_fast(item: pytest.Item, seen: dict[object, bool], servers: set[str]) -> bool:
+    if any(item.get_closest_marker(m) for m in SLOW_MARKERS):
+        return False
+    names = getattr(item, "fixturenames", ())
+    if SERVER_FIXTURES.intersection(names):
+        return False
+    info = getattr(item, "_fixtureinfo", None)
+    defs = info.name2fixturedefs if info is not None else {}
+    fixtures = [d.func for name in names for d in defs.get(name, ())]
+    funcs = [getattr(item, "obj", None), *fixtures]
+    return not any(_starts_servers(f, seen, servers) for f in funcs)
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    seen: dict[object, bool] = {}
+    servers = _server_names()
+    for item in items:
+        if _is_fast(item, seen, servers):
+            item.add_marker(pytest.mark.fast)

@@ -34,6 +34,7 @@ from arena.generation.runner import StreamResult, discard, stream_answer
 from tests.backends.vendors import BACKEND_TEST_ENV, VENDORS
 
 ROOT = Path(__file__).resolve().parent.parent
+LOGS = ROOT / "var" / os.environ.get("PYTEST_XDIST_WORKER", "")  # one folder per xdist worker
 PASSWORD = "correct-horse-battery-staple"
 # A fast hasher for the passwords tests make (the default is slow on purpose); one that every
 # process of the suite knows, since the test process hashes and a server may check.
@@ -228,7 +229,7 @@ def flag_reasons(vote: Vote) -> list[str]:
 
 
 def make_gold_items(curator: User, n: int, correct_side: str = "a") -> list:
-    from arena.integrity.services import gold_mark
+    from arena.battles.gold import gold_mark
 
     items = []
     for i in range(n):
@@ -239,8 +240,8 @@ def make_gold_items(curator: User, n: int, correct_side: str = "a") -> list:
 
 def gold_battle(rater: User) -> Battle:
     """A gold battle drawn for the rater, its answers shown long ago."""
+    from arena.battles.gold import gold_draw
     from arena.battles.services import battle_start, turn_mark_shown
-    from arena.integrity.gold import gold_draw
 
     prompt = gold_draw(rater=rater)
     assert prompt is not None, "no gold item was drawn"

@@ -10,7 +10,7 @@ from playwright.sync_api import expect
 
 from arena.battles.models import Battle, Vote
 from tests.helpers import (
-    ROOT,
+    LOGS,
     answer_texts,
     assert_no_identity,
     make_two_models,
@@ -35,7 +35,7 @@ def confirmation_link(server: str, email: str) -> str:
     import re
     import time
 
-    log = ROOT / "var" / "test-daphne.log"
+    log = LOGS / "test-daphne.log"
     pattern = re.compile(re.escape(server) + r"/accounts/confirm-email/[^/\s]+/")
     for _ in range(200):  # the mail is written as the sign-up response goes out
         found = pattern.findall(log.read_text(errors="replace"))

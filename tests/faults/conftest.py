@@ -20,7 +20,7 @@ from arena.devtools.processes import (
     RedisServer,
     database_create,
 )
-from tests.helpers import ROOT, subprocess_env
+from tests.helpers import LOGS, subprocess_env
 
 # Long, so that only the heartbeat or the fault itself, never the deadline, can end a battle.
 FAULT_TURN_DEADLINE_S = 60
@@ -40,7 +40,7 @@ def stack_env(*, redis_url: str, database_url: str | None = None) -> dict[str, s
 
 
 def stack_start(env: dict[str, str], redis: RedisServer) -> AppStack:
-    return AppStack(env, redis, logs=ROOT / "var", name="faults").start()
+    return AppStack(env, redis, logs=LOGS, name="faults").start()
 
 
 def require_fault_tools() -> None:
