@@ -83,7 +83,7 @@ def _imports(module: str, path: Path) -> set[str]:
                 base = ".".join(
                     [*package.split(".")[: len(package.split(".")) - node.level + 1], base]
                 ).strip(".")
-            # "from arena.integrity import gold" imports the module arena.integrity.gold.
+            # "from arena.battles import gold" imports the module arena.battles.gold.
             targets = [f"{base}.{alias.name}" for alias in node.names] + [base]
         else:
             continue

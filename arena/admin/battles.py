@@ -9,10 +9,10 @@ from django.template.response import TemplateResponse
 
 from arena.admin.common import ReadOnly
 from arena.admin.noted_actions import note_action
+from arena.battles import gold
 from arena.battles.models import Battle, Turn
 from arena.catalog import costs
 from arena.core.errors import ServiceError
-from arena.integrity import services
 
 
 class TurnInline(ReadOnly, admin.TabularInline):
@@ -78,7 +78,7 @@ class BattleAdmin(ReadOnly, admin.ModelAdmin):
             marked = 0
             for battle in queryset:
                 try:
-                    services.gold_mark(battle_id=battle.pk, correct_side=side, note=note)
+                    gold.gold_mark(battle_id=battle.pk, correct_side=side, note=note)
                 except ServiceError as exc:
                     self.message_user(
                         request, f"{battle} was not marked gold: {exc.message}", messages.ERROR

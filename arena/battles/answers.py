@@ -13,6 +13,7 @@ from django.utils import timezone
 from arena.backends.base import ChatRequest, Message
 from arena.backends.registry import UnknownBackend, backend_for
 from arena.battles.ending import battle_void
+from arena.battles.gold import replay_backend
 from arena.battles.models import Answer, Battle, Turn
 from arena.catalog import costs
 from arena.core.jobs import job_send
@@ -21,7 +22,6 @@ from arena.generation import worker
 from arena.generation.runner import StreamResult
 from arena.generation.streams import answer_streams, stream_key
 from arena.generation.worker import GenerationJob
-from arena.integrity.gold import replay_backend
 
 # The task that streams a turn's answers (arena.battles.tasks), sent by name: the tasks import
 # this module. The name predates the battles package; queued tasks refer to it.

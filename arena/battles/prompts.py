@@ -6,12 +6,12 @@ from django.conf import settings
 from django.db import transaction
 
 from accounts.models import User
+from arena.battles.gold import gold_draw
 from arena.battles.models import Prompt
 from arena.battles.prompt_files import ImportReport, parse_prompts
 from arena.battles.selectors import prompt_random
 from arena.core.errors import ServiceError
 from arena.core.text import prompt_hash, text_clean
-from arena.integrity.gold import gold_draw
 
 
 def prompt_clean_text(text: object, *, refused: str = "") -> str:

@@ -16,6 +16,7 @@ from django.utils import timezone
 from accounts.models import User
 from accounts.selectors import terms_pending, user_email_verified
 from arena.backends.registry import installed_kinds
+from arena.battles import gold
 from arena.battles.answers import answers_send
 from arena.battles.ending import battle_streams_end, battle_void
 from arena.battles.models import Answer, Battle, Prompt, Turn, Vote
@@ -25,7 +26,6 @@ from arena.catalog.models import ModelEntry
 from arena.catalog.services import params_check
 from arena.core.errors import ServiceError
 from arena.core.text import estimate_tokens, style_counts
-from arena.integrity import gold
 from arena.integrity.checks import asks_identity, has_finding
 from arena.integrity.models import VoteFlag
 from arena.integrity.services import vote_flags_record

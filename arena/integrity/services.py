@@ -1,5 +1,5 @@
-"""Writes of integrity: flags on votes, reviews, bans, gold items. A running battle's own
-findings are written by battles' services (battles.services.battle_flag)."""
+"""Writes of integrity: flags on votes, reviews, bans. A running battle's own findings and its
+gold items are battles' rows, written by battles' services (battle_flag, battles.gold)."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from accounts.models import User
-from arena.battles.models import Answer, Battle, GoldItem, Prompt, Vote
+from arena.battles.models import Battle, Vote
 from arena.core.errors import ServiceError
 from arena.integrity.findings import vote_findings
 from arena.integrity.models import VoteFlag
@@ -82,36 +82,3 @@ def flag_review(*, flag: VoteFlag, by: User, action: str, note: str) -> VoteFlag
         detail=note.strip(),
         created_by=by,
     )
-
-
-def gold_mark(*, battle_id: object, correct_side: str, note: str = "") -> GoldItem:
-    """An admin marks a finished battle as gold: ``correct_side`` is its better answer."""
-    if correct_side not in Answer.Side.values:
-        raise ServiceError("bad_side", "The correct side must be 'a' or 'b'.")
-    battle = Battle.objects.select_related("prompt").get(pk=battle_id)
-    if battle.prompt.source != Prompt.Source.CURATED:
-        # Random draws offer curated prompts only; a typed one would stand out (and show
-        # another rater's text).
-        raise ServiceError("not_curated", "Only a battle on a curated prompt can be gold.")
-    if battle.gold_id is not None or battle.integrity_flags:
-        raise ServiceError(
-            "not_clean", "A gold replay or a battle with integrity findings cannot be gold."
-        )
-    statuses = set(
-        Answer.objects.filter(turn__battle=battle, turn__index=0).values_list("status", flat=True)
-    )
-    if statuses != {Answer.Status.OK}:
-        raise ServiceError(
-            "answers_incomplete", "Only a battle whose first answers both completed can be gold."
-        )
-    item, _ = GoldItem.objects.update_or_create(
-        source=battle, defaults={"correct_side": correct_side, "note": note, "active": True}
-    )
-    return item
-
-
-@transaction.atomic
-def gold_set_active(*, item_ids: list[int], active: bool) -> int:
-    """Serve (or stop serving) gold items; returns how many changed. Past replays and their
-    votes stay as they are: agreement already measured remains measured."""
-    return GoldItem.objects.filter(pk__in=item_ids).exclude(active=active).update(active=active)

@@ -12,9 +12,9 @@ from django.test import Client
 from django.urls import reverse
 
 from accounts.models import User
+from arena.battles.gold import gold_draw
 from arena.battles.models import Answer, GoldItem, Vote
 from arena.battles.services import vote_cast
-from arena.integrity.gold import gold_draw
 from arena.integrity.models import VoteFlag
 from arena.integrity.selectors import counted_votes
 from arena.integrity.services import flag_review, rater_ban, vote_flag

@@ -7,13 +7,12 @@ from django.test import Client
 from django.urls import reverse
 
 from accounts.models import User
+from arena.battles.gold import gold_draw, gold_mark
 from arena.battles.models import Answer, Battle, GoldItem
 from arena.battles.prompts import prompt_create
 from arena.battles.services import battle_follow_up, battle_start, turn_mark_shown, vote_cast
 from arena.core.errors import ServiceError
-from arena.integrity.gold import gold_draw
 from arena.integrity.selectors import rater_gold_agreement
-from arena.integrity.services import gold_mark
 from tests.helpers import (
     choose,
     gold_battle,

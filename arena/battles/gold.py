@@ -1,4 +1,5 @@
-"""Gold battles: known right answers replayed to crowd raters, to measure each rater.
+"""Gold battles: known right answers replayed to crowd raters, to measure each rater (how often
+each agrees is integrity's reading: integrity.selectors).
 
 A crowd rater who presses "random prompt" is sometimes given a gold item's prompt, with a
 ticket kept server-side; starting the battle with that prompt redeems the ticket and the first
@@ -12,10 +13,12 @@ import random
 
 from django.conf import settings
 from django.core.cache import cache
+from django.db import transaction
 
 from accounts.models import User
 from arena.backends.replay import ReplayBackend
-from arena.battles.models import Answer, GoldItem, Prompt
+from arena.battles.models import Answer, Battle, GoldItem, Prompt
+from arena.core.errors import ServiceError
 
 TICKET_TTL_S = 3600
 
@@ -77,3 +80,36 @@ def replay_backend(*, answer: Answer) -> ReplayBackend | None:
             "output_tokens": source.output_tokens,
         }
     )
+
+
+def gold_mark(*, battle_id: object, correct_side: str, note: str = "") -> GoldItem:
+    """An admin marks a finished battle as gold: ``correct_side`` is its better answer."""
+    if correct_side not in Answer.Side.values:
+        raise ServiceError("bad_side", "The correct side must be 'a' or 'b'.")
+    battle = Battle.objects.select_related("prompt").get(pk=battle_id)
+    if battle.prompt.source != Prompt.Source.CURATED:
+        # Random draws offer curated prompts only; a typed one would stand out (and show
+        # another rater's text).
+        raise ServiceError("not_curated", "Only a battle on a curated prompt can be gold.")
+    if battle.gold_id is not None or battle.integrity_flags:
+        raise ServiceError(
+            "not_clean", "A gold replay or a battle with integrity findings cannot be gold."
+        )
+    statuses = set(
+        Answer.objects.filter(turn__battle=battle, turn__index=0).values_list("status", flat=True)
+    )
+    if statuses != {Answer.Status.OK}:
+        raise ServiceError(
+            "answers_incomplete", "Only a battle whose first answers both completed can be gold."
+        )
+    item, _ = GoldItem.objects.update_or_create(
+        source=battle, defaults={"correct_side": correct_side, "note": note, "active": True}
+    )
+    return item
+
+
+@transaction.atomic
+def gold_set_active(*, item_ids: list[int], active: bool) -> int:
+    """Serve (or stop serving) gold items; returns how many changed. Past replays and their
+    votes stay as they are: agreement already measured remains measured."""
+    return GoldItem.objects.filter(pk__in=item_ids).exclude(active=active).update(active=active)
