@@ -1,7 +1,8 @@
 """The pure runner: one backend stream in, one ``StreamResult`` out.
 
 ``stream_answer`` applies the rules every backend shares (TTFT at the first non-empty delta, a
-stream without a terminal event is partial, caps and deadlines) and knows nothing of Django.
+stream without a terminal event is partial, caps and deadlines) and touches no database; its
+status is the one every answer-like row keeps (``core.answers.AnswerStatus``).
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from arena.backends.base import (
     StreamError,
     TextDelta,
 )
+from arena.core.answers import AnswerStatus
 from arena.core.text import estimate_tokens, text_clean
 
 log = logging.getLogger(__name__)
@@ -30,7 +32,7 @@ log = logging.getLogger(__name__)
 
 @dataclass
 class StreamResult:
-    status: str  # ok | partial | error
+    status: str  # AnswerStatus: OK, PARTIAL or ERROR
     text: str
     finish_reason: str = ""
     input_tokens: int | None = None
@@ -137,7 +139,7 @@ async def stream_answer(
             error = StreamError("protocol", "The model returned an empty answer.")
 
     result = StreamResult(
-        status="ok", text=text, ttft_ms=ttft_ms, total_ms=total_ms, replica=replica
+        status=AnswerStatus.OK, text=text, ttft_ms=ttft_ms, total_ms=total_ms, replica=replica
     )
     result.truncated = truncated
     if finished is not None:
@@ -156,7 +158,7 @@ async def stream_answer(
     result.request_id = result.request_id or request_id
     result.reasoning, result.reasoning_ttft_ms = "".join(reasoning), reasoning_ms
     if error is not None:
-        result.status = "partial" if text else "error"
+        result.status = AnswerStatus.PARTIAL if text else AnswerStatus.ERROR
         result.error_kind = error.kind
         result.error_message = error.message
     return result
