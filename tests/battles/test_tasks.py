@@ -1,4 +1,4 @@
-"""Generation tasks are idempotent: a redelivered task never writes an answer twice."""
+"""A turn's generation task is idempotent: a redelivered task never writes an answer twice."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
-"""Generation's writes: the turn deadline and the sweep void only what is still unfinished,
-and an answer whose worker stopped is handed on once or ends its battle."""
+"""A battle's answers and its end: the turn deadline and the sweep void only what is still
+unfinished, and an answer whose worker stopped is handed on once or ends its battle."""
 
 from __future__ import annotations
 
