@@ -14,8 +14,11 @@ from arena.battles.models import Answer, Battle, Prompt, Vote
 from arena.battles.prompts import prompt_create
 from arena.battles.services import (
     battle_follow_up,
+    battle_note_redaction,
     battle_pick_models,
+    battle_rejoin,
     battle_start,
+    battle_stop,
     turn_mark_shown,
     vote_cast,
 )
@@ -223,3 +226,38 @@ def test_params_check_names_the_model_and_the_parameter(db):
         params_check(models=[fine, fixed], params={"temperature": 0.7, "max_tokens": 9})
     assert "Fixed Temperature" in err.value.message and "'temperature'" in err.value.message
     params_check(models=[fine, fixed], params={"temperature": None, "max_tokens": 9})
+
+
+@needs_generation
+def test_stopping_a_voted_battle_is_refused_and_it_stays_voted(alice, two_models):
+    battle = ready_battle(alice)
+    vote_cast(battle_id=battle.pk, rater=alice, choice="a")
+    with pytest.raises(ServiceError) as err:
+        battle_stop(battle_id=battle.pk, rater=alice)
+    assert err.value.code == "already_voted"
+    assert Battle.objects.get(pk=battle.pk).status == Battle.Status.VOTED
+
+
+@needs_generation
+def test_rejoining_a_battle_ends_it_at_once_when_a_worker_died_mid_answer(alice, two_models):
+    battle = ready_battle(alice)
+    answer = Answer.objects.filter(turn__battle=battle).first()
+    # What a worker killed mid-stream leaves: the answer claimed, its text in its stream, and
+    # no heartbeat.
+    Answer.objects.filter(pk=answer.pk).update(
+        status=Answer.Status.RUNNING, started_at=timezone.now() - timedelta(seconds=5)
+    )
+    Battle.objects.filter(pk=battle.pk).update(status=Battle.Status.GENERATING)
+    battle_rejoin(battle_id=battle.pk, rater=alice)  # now, not at the next sweep
+    answer.refresh_from_db()
+    assert answer.status == Answer.Status.PARTIAL
+    battle.refresh_from_db()
+    assert (battle.status, battle.void_reason) == (Battle.Status.VOID, "a model server stopped")
+
+
+def test_a_redaction_is_noted_on_the_battle_once(alice, two_models):
+    battle = battle_start(rater=alice, text="Tell me a joke.")
+    assert battle_note_redaction(battle_id=battle.pk)
+    assert not battle_note_redaction(battle_id=battle.pk)
+    reasons = [f["reason"] for f in Battle.objects.get(pk=battle.pk).integrity_flags]
+    assert reasons == ["identity_leak"]
