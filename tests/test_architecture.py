@@ -6,6 +6,7 @@ Every import counts, also those inside functions: a cycle hidden in a function i
 from __future__ import annotations
 
 import ast
+import re
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -157,6 +158,7 @@ ROOMS = (
     "evals",
     "generation",
     "integrity",
+    "judges",
     "admin",
     "devtools",
 )
@@ -271,3 +273,77 @@ def test_no_test_module_imports_another():
                 if name.startswith("tests.") and (last.startswith("test_") or last == "conftest"):
                     imports.add((str(path.relative_to(ROOT)), name))
     assert imports == set()
+
+
+DOC = ROOT / "docs" / "architecture.md"
+# A dotted name the page uses for code: battles.answers.answer_claim, generation.worker, ...
+DOTTED = re.compile(r"\b((?:" + "|".join((*ROOMS, "ranking", "accounts")) + r")(?:\.[a-z_]\w*)+)")
+
+
+def _defined(path: Path) -> set[str]:
+    tree = ast.parse(path.read_text())
+    names = {
+        n.name
+        for n in ast.walk(tree)
+        if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef)
+    }
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Assign | ast.AnnAssign):
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            names |= {t.id for t in targets if isinstance(t, ast.Name)}
+        elif isinstance(node, ast.ImportFrom):
+            names |= {alias.asname or alias.name for alias in node.names}
+    return names
+
+
+def _doc_problems(text: str) -> list[str]:
+    problems = []
+    for dotted in sorted(set(DOTTED.findall(text))):
+        parts = dotted.split(".")
+        prefix = parts[0] if parts[0] in ("ranking", "accounts") else f"arena.{parts[0]}"
+        rest = parts[1:]
+        module = prefix
+        while rest and f"{module}.{rest[0]}" in MODULES:
+            module = f"{module}.{rest.pop(0)}"
+        if module == prefix and prefix not in MODULES:
+            problems.append(dotted)
+        elif rest and rest[0] not in _defined(MODULES[module]):
+            problems.append(dotted)
+    return problems
+
+
+def _rooms_block_problems(text: str) -> list[str]:
+    """Every file the page's room map lists under a room (``answers.py`` under battles/)."""
+    block = text.split("## Rooms", 1)[1].split("```")[1]
+    problems, folder = [], None
+    for line in block.splitlines():
+        if re.match(r"^ {0,2}\S", line):  # a room's first line: arena/, core/, ranking/, ...
+            heading = re.match(r"^( {0,2})([a-z_]+(?:/[a-z_]+)*)/ ", line)
+            top = heading.group(2) if heading else ""
+            folder = ROOT / "arena" / top if heading and heading.group(1) else ROOT / top
+            if not heading or not folder.is_dir():
+                folder = None
+        if folder is None:
+            continue
+        for name in re.findall(r"(?<![/\w])([a-z_]+\.py)\b", line):
+            if not (folder / name).exists():
+                problems.append(f"{folder.relative_to(ROOT)}/{name}")
+    return problems
+
+
+def test_every_module_and_name_the_architecture_page_gives_exists():
+    """docs/architecture.md stays the true picture: a module or function it names by its
+    dotted path (battles.answers.answer_claim) is where it says."""
+    assert _doc_problems(DOC.read_text()) == []
+    assert _rooms_block_problems(DOC.read_text()) == []
+
+
+def test_the_page_check_sees_a_name_that_moved():
+    assert _doc_problems("battles.answers.answer_claim, generation.services.answer_claim") == [
+        "generation.services.answer_claim"
+    ]
+
+
+def test_the_page_check_sees_a_file_that_moved():
+    moved = DOC.read_text().replace("answers.py (what", "dispatch.py (what")
+    assert _rooms_block_problems(moved) == ["arena/battles/dispatch.py"]
