@@ -147,7 +147,7 @@ _STRENGTH = re.compile(r"⟦q=(-?[0-9.]+)⟧")
 
 
 _PROMPT = re.compile(r"<prompt>\n(.*?)\n</prompt>", re.DOTALL)
-# A judge prompt's blocks carry a random token per prompt (compare.judge.Fence): read without
+# A judge prompt's blocks carry a random token per prompt (arena.judges.prompts.Fence): read without
 # it, so what the mock draws stays a function of what it is shown.
 _FENCE_TOKEN = re.compile(r"<prompt-([0-9a-f]{16})>\n")
 
