@@ -66,7 +66,8 @@ def verdicts_claim(
 
 def calibration_sweep() -> list[int]:
     """Called by the evaluation sweep: with calibration on, claim a batch and send it to a
-    worker (in-process mode: judge it here). The verdict ids claimed."""
+    worker once the claim commits (in-process mode: on the calling web process's loop, or here
+    and now for a synchronous caller; core.jobs.job_run). The verdict ids claimed."""
     judge = calibration_judge()
     if judge is None:
         return []
