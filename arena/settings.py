@@ -292,6 +292,9 @@ COMPARE = {
     "JUDGES": env.list("COMPARE_JUDGES", default=[]),
     "JUDGE_TERMS": env.list("COMPARE_JUDGE_TERMS", default=[]),  # more names to mask
     "JUDGE_SAME_FAMILY": env.bool("COMPARE_JUDGE_SAME_FAMILY", default=False),
+    # Judge answers cut at the length limit (as they stand, marked truncated in the verdict's
+    # scope line); false: leave them out, "not judged", like partial answers.
+    "JUDGE_TRUNCATED": env.bool("COMPARE_JUDGE_TRUNCATED", default=True),
     "RUN_DEADLINE_S": env.float("COMPARE_RUN_DEADLINE_S", default=120.0),
     "PRIORITY": env.int("COMPARE_PRIORITY", default=8),  # after arena traffic (6)
     # Spend, per user: what their runs may cost in a day (the site's time zone), known and

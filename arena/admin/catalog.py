@@ -7,6 +7,7 @@ import json
 from django import forms
 from django.contrib import admin
 from django.core.exceptions import ValidationError
+from django.db import models
 from django.http import HttpRequest
 from django.urls import URLPattern, path
 
@@ -136,10 +137,18 @@ class ModelPriceInline(admin.TabularInline):
         "effective_from",
         "input_per_million",
         "output_per_million",
+        "source_url",
+        "retrieved_on",
         "source_note",
+        "is_from_price",
+        "long_context_threshold",
+        "long_context_input_per_million",
+        "long_context_output_per_million",
+        "reasoning_billing_confirmed",
         "is_example",
     )
     extra = 0
+    formfield_overrides = {models.URLField: {"assume_scheme": "https"}}
     verbose_name = "price per million tokens"
     verbose_name_plural = (
         "prices per million tokens (the latest on or before an answer's day applies)"

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from django.core.exceptions import ValidationError
 from django.db import models
 
 from arena.backends.registry import Kind
@@ -78,9 +79,40 @@ class ModelPrice(models.Model):
     input_per_million = models.DecimalField(max_digits=12, decimal_places=4)
     output_per_million = models.DecimalField(max_digits=12, decimal_places=4)
     effective_from = models.DateField()
-    source_note = models.CharField(max_length=300, help_text="Where the price comes from")
+    source_url = models.URLField(
+        max_length=500, blank=True, default="", help_text="The page the price was read from"
+    )
+    retrieved_on = models.DateField(
+        null=True, blank=True, help_text="The day the price was read from that page"
+    )
+    source_note = models.CharField(
+        max_length=300, blank=True, default="", help_text="Anything more about where it comes from"
+    )
     is_example = models.BooleanField(
         default=False, help_text="Example pricing for a mock model: shown as such, costs zero"
+    )
+    # What makes a cost at this price "estimated" rather than "known" (catalog.costs):
+    is_from_price = models.BooleanField(
+        '"from" price',
+        default=False,
+        help_text='A "from" price (the lowest of several the vendor lists): costs are estimated',
+    )
+    long_context_threshold = models.PositiveIntegerField(
+        null=True,
+        blank=True,
+        help_text="Input tokens above which the long-context prices apply to the whole request "
+        "(costs past it are estimated); empty: no long-context tier",
+    )
+    long_context_input_per_million = models.DecimalField(
+        max_digits=12, decimal_places=4, null=True, blank=True
+    )
+    long_context_output_per_million = models.DecimalField(
+        max_digits=12, decimal_places=4, null=True, blank=True
+    )
+    reasoning_billing_confirmed = models.BooleanField(
+        default=False,
+        help_text="The vendor bills reasoning tokens as output tokens and counts them in the "
+        "usage it reports; unchecked, an answer that reasoned has an estimated cost",
     )
     created_at = models.DateTimeField(auto_now_add=True)
 
@@ -92,3 +124,11 @@ class ModelPrice(models.Model):
 
     def __str__(self) -> str:
         return f"{self.model} from {self.effective_from}"
+
+    def clean(self) -> None:
+        tier = (self.long_context_input_per_million, self.long_context_output_per_million)
+        given = [v is not None for v in (self.long_context_threshold, *tier)]
+        if any(given) and not all(given):
+            raise ValidationError(
+                "A long-context tier needs its threshold and both of its prices (or none)."
+            )

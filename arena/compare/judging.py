@@ -5,6 +5,7 @@ daily budget counts), and the verdict."""
 from __future__ import annotations
 
 from channels.db import database_sync_to_async
+from django.conf import settings
 
 from arena.catalog.models import ModelEntry
 from arena.compare.models import CompareAnswer, CompareRun, JudgeCall
@@ -16,14 +17,34 @@ MOCK_JUDGE_NOTE = "mock scores (deterministic, not a real judge)"
 FAILED_NOTE = "not judged: the answer failed"
 PARTIAL_NOTE = "not judged: the answer is partial"
 FAMILY_NOTE = "not judged: same family as judge"
+TRUNCATED_NOTE = "not judged: the answer stopped at the length limit (COMPARE_JUDGE_TRUNCATED)"
 
 
 def _record(run: CompareRun, call: Call) -> None:
+    usage = call.usage
     JudgeCall.objects.create(
         run=run, purpose=call.purpose, attempt=call.attempt, order=call.order,
         request=call.request, temperature_sent=call.temperature_sent,
         schema_sent=call.schema_sent, reply=call.reply, problem=call.problem,
+        input_tokens=usage.input_tokens, output_tokens=usage.output_tokens,
+        tokens_estimated=usage.tokens_estimated, cost=usage.cost, cost_status=usage.cost_status,
     )  # fmt: skip
+
+
+def scope_line(answers: list[CompareAnswer]) -> str:
+    """Which answers the judge scored, which of them were cut at the length limit, and which
+    it did not score and why: one line for the page and the exports."""
+    judged = [a.label for a in answers if not a.not_judged]
+    cut = [a.label for a in answers if not a.not_judged and a.truncated]
+    line = f"Judged {len(judged)} of {len(answers)} answers"
+    line += f": {', '.join(sorted(judged))}" if judged else ""
+    if cut:
+        line += f" ({', '.join(sorted(cut))} truncated at the length limit, judged as it stands)"
+    skipped = sorted((a.label, a.not_judged.removeprefix("not judged: ")) for a in answers
+                     if a.not_judged)  # fmt: skip
+    if skipped:
+        line += "; not judged: " + "; ".join(f"{label} ({why})" for label, why in skipped)
+    return line + "."
 
 
 async def judge_run(run: CompareRun, answers: list[CompareAnswer]) -> dict:
@@ -37,6 +58,8 @@ async def judge_run(run: CompareRun, answers: list[CompareAnswer]) -> dict:
             answer.not_judged = PARTIAL_NOTE
         elif rules.family_barred(run.judge, answer.model):
             answer.not_judged = FAMILY_NOTE
+        elif answer.truncated and not settings.COMPARE["JUDGE_TRUNCATED"]:
+            answer.not_judged = TRUNCATED_NOTE
         else:
             judged[answer.label] = answer.text
     found = await judge_answers(
@@ -55,6 +78,8 @@ async def judge_run(run: CompareRun, answers: list[CompareAnswer]) -> dict:
         "missing": outcome.missing,
         "head_to_head": outcome.head_to_head,
         "winner": outcome.winner,
+        "scope": scope_line(answers),
+        "truncated": sorted(a.label for a in answers if a.truncated),
         "temperature_dropped": found.temperature_dropped,
         "mock": MOCK_JUDGE_NOTE if run.judge.backend == ModelEntry.Backend.MOCK else "",
     }

@@ -12,6 +12,10 @@ from django.db import models
 from arena.catalog.models import CostStatus, ModelEntry
 from arena.core.answers import AnswerStatus
 
+# The finish reasons of an answer cut at the length limit, as backends report them (ours is
+# "length"; "max_tokens", "max_output_tokens" and "incomplete" are vendors' own words).
+LENGTH_FINISHES = ("length", "max_tokens", "max_output_tokens", "incomplete")
+
 
 class CompareRun(models.Model):
     class Status(models.TextChoices):
@@ -59,6 +63,13 @@ class CompareAnswer(models.Model):
     status = models.CharField(max_length=16, choices=Status.choices, default=Status.PENDING)
     text = models.TextField(blank=True, default="")
     finish_reason = models.CharField(max_length=32, blank=True, default="")
+    # Stopped on the length limit (the model's max_tokens, or the site's answer size), kept
+    # from the finish reason by the database itself, so no writer can leave it out.
+    truncated = models.GeneratedField(
+        expression=models.Q(finish_reason__in=LENGTH_FINISHES),
+        output_field=models.BooleanField(),
+        db_persist=True,
+    )
     ttft_ms = models.FloatField(null=True, blank=True)
     total_ms = models.FloatField(null=True, blank=True)
     input_tokens = models.PositiveIntegerField(null=True, blank=True)
@@ -98,6 +109,14 @@ class JudgeCall(models.Model):
     schema_sent = models.BooleanField(default=False)  # the reply's JSON schema, to the provider
     reply = models.TextField(blank=True, default="")
     problem = models.TextField(blank=True, default="")  # empty: the reply was used
+    # What the call used and cost (every request it took, a refused temperature's too).
+    input_tokens = models.PositiveIntegerField(null=True, blank=True)
+    output_tokens = models.PositiveIntegerField(null=True, blank=True)
+    tokens_estimated = models.BooleanField(default=False)
+    cost = models.DecimalField(max_digits=14, decimal_places=8, null=True, blank=True)
+    cost_status = models.CharField(
+        max_length=16, choices=CostStatus.choices, blank=True, default=""
+    )
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:

@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from decimal import Decimal
 from typing import TypeVar
 
@@ -45,6 +45,33 @@ def json_object(reply: str) -> dict:
 
 
 @dataclass(frozen=True)
+class Usage:
+    """What the requests of one call used: tokens (None where a backend sent no count and no
+    text came back), and the cost's status as an answer's is counted (catalog.costs)."""
+
+    input_tokens: int | None = None
+    output_tokens: int | None = None
+    tokens_estimated: bool = False
+    cost: Decimal | None = None  # None: it cannot be told
+    cost_status: str = ""
+
+    def plus(self, result, cost: Decimal | None, status: str) -> Usage:
+        """This usage with one more request's ``result`` (a StreamResult) and its cost."""
+        first = not self.cost_status
+
+        def add(mine: int | None, theirs: int | None) -> int | None:
+            return theirs if first else None if mine is None or theirs is None else mine + theirs
+
+        return Usage(
+            input_tokens=add(self.input_tokens, result.input_tokens),
+            output_tokens=add(self.output_tokens, result.output_tokens),
+            tokens_estimated=self.tokens_estimated or result.tokens_estimated,
+            cost=cost if first else None if cost is None or self.cost is None else cost + self.cost,
+            cost_status=status if first else costs.combined_status([self.cost_status, status]),
+        )
+
+
+@dataclass(frozen=True)
 class Call:
     """One request to the judge and its reply, kept for audit; ``problem`` empty: it was used."""
 
@@ -57,6 +84,7 @@ class Call:
     temperature_sent: bool
     schema_sent: bool
     cost: Decimal  # at the judge's list price (0 where it has none)
+    usage: Usage = field(default_factory=Usage)  # its tokens and cost status
 
 
 class JudgeCaller:
@@ -95,7 +123,7 @@ class JudgeCaller:
         """The parsed reply, or None when it could not be read every time (ATTEMPTS calls);
         ``parse`` raises ReplyError for a reply it cannot read."""
         for attempt in range(1, ATTEMPTS + 1):
-            reply, problem, sent_temperature, cost = await self._call(text, schema)
+            reply, problem, sent_temperature, usage = await self._call(text, schema)
             parsed = None
             if not problem:
                 try:
@@ -103,7 +131,8 @@ class JudgeCaller:
                 except ReplyError as exc:
                     problem = str(exc)
             call = Call(purpose, attempt, list(order or []), text, reply, problem,
-                        sent_temperature, self.structured and schema is not None, cost)  # fmt: skip
+                        sent_temperature, self.structured and schema is not None,
+                        usage.cost or Decimal("0"), usage)  # fmt: skip
             self.calls.append(call)
             if self.on_call is not None:
                 await self.on_call(call)
@@ -111,10 +140,10 @@ class JudgeCaller:
                 return parsed
         return None
 
-    async def _call(self, text: str, schema: dict | None) -> tuple[str, str, bool, Decimal]:
-        """(reply, problem, whether the request that answered carried temperature, the cost
-        of every request this took)."""
-        spent = Decimal("0")
+    async def _call(self, text: str, schema: dict | None) -> tuple[str, str, bool, Usage]:
+        """(reply, problem, whether the request that answered carried temperature, the usage
+        and cost of every request this took)."""
+        spent = Usage()
         for attempt in range(2):
             sent_temperature = self.temperature
             params: dict = {"temperature": 0} if sent_temperature else {}
@@ -135,8 +164,10 @@ class JudgeCaller:
                 max_chars=self.max_chars,
                 timeout_s=self.model.timeout_s,
             )
-            cost, _ = await database_sync_to_async(costs.cost_now)(model=self.model, result=result)
-            spent += cost or Decimal("0")
+            cost, status = await database_sync_to_async(costs.cost_now)(
+                model=self.model, result=result
+            )
+            spent = spent.plus(result, cost, status)
             # A backend never passes on an upstream's error text (backends.errors), so a refused
             # temperature reads as any refused request: asked once more without it, and left
             # out from then on (the judgement records that) only when that works.

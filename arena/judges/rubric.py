@@ -9,11 +9,14 @@ run and shown in a fresh order in every call (names masked by ``rules`` before t
 
 from __future__ import annotations
 
+import json
 import random
 import re
 import string
 from dataclasses import dataclass
 from decimal import Decimal
+
+import yaml
 
 from arena.judges.base import Strategy
 from arena.judges.calls import JudgeCaller, ReplyError, json_object
@@ -87,6 +90,24 @@ def rubric_from(data: object) -> tuple[Criterion, ...]:
     if abs(total - 1) > Decimal("0.001"):
         raise RubricError(f"The weights must sum to 1; these sum to {total}.")
     return tuple(criteria)
+
+
+def rubric_text(text: str) -> object:
+    """A rubric file's data, JSON or YAML (JSON is YAML's subset, but its own parser is tried
+    first for its clearer errors); ``rubric_from`` then checks it."""
+    try:
+        return json.loads(text)
+    except ValueError:
+        pass
+    try:
+        data = yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f" (line {mark.line + 1}, column {mark.column + 1})" if mark else ""
+        raise RubricError(f"The rubric is neither JSON nor YAML{where}.") from None
+    if isinstance(data, str | int | float) or data is None:
+        raise RubricError("The rubric is neither JSON nor YAML: a list of criteria.")
+    return data
 
 
 def rubric_as_data(rubric: tuple[Criterion, ...]) -> list[dict]:

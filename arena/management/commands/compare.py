@@ -1,6 +1,5 @@
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 from asgiref.sync import async_to_sync
@@ -12,6 +11,7 @@ from arena.catalog.models import ModelEntry
 from arena.catalog.selectors import model_by_name
 from arena.compare import exports, services
 from arena.core.errors import ServiceError
+from arena.judges import rubric
 
 
 class Command(BaseCommand):
@@ -125,11 +125,6 @@ class Command(BaseCommand):
         except OSError as exc:
             raise CommandError(f"--rubric: {exc.strerror}: {path}") from None
         try:
-            return json.loads(text)
-        except ValueError:
-            pass
-        try:
-            import yaml
-        except ImportError:
-            raise CommandError("--rubric: not JSON (YAML needs PyYAML installed)") from None
-        return yaml.safe_load(text)
+            return rubric.rubric_text(text)  # checked by compare_start, as any rubric
+        except rubric.RubricError as exc:
+            raise CommandError(f"--rubric: {exc}") from None
