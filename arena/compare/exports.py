@@ -138,7 +138,7 @@ def _totals_lines(totals: dict) -> list[str]:
     return [
         f"**Total cost:** {_total(totals['run'])}",
         f"answers {_total(totals['answers'])}; judge {_total(judge)}, "
-        f"{judge['calls']} calls{tokens}",
+        f"{judge['calls']} call{'' if judge['calls'] == 1 else 's'}{tokens}",
     ]
 
 
