@@ -1,22 +1,28 @@
 """An evaluation run's results for other tools: its judge leaderboards as JSON and CSV, and its
 verdicts in the arena battle format (FastChat's clean battle JSON), marked as an LLM judge's,
-so that they can be re-ranked elsewhere and never pass for human votes."""
+so that they can be re-ranked elsewhere and never pass for human votes.
+
+The JSON and CSV carry ``schema_version`` (SCHEMA_VERSION; none: version 1) and costs as plain
+decimal strings (never ``0E-8``); the arena format is FastChat's own, left as it is."""
 
 from __future__ import annotations
 
 import io
 import json
+from decimal import Decimal
 
 from django.core.cache import cache
 
+from arena.catalog.costs import plain
 from arena.core.csv_safe import SafeDictWriter
 from arena.evals.models import EvalRun, EvalVerdict
 from arena.evals.selectors import JudgeBoard, judge_board
 from ranking.judged import LEVELS
 from ranking.numbers import none_if_nan
 
+SCHEMA_VERSION = 2  # 2: schema_version itself, plain decimal costs
 COLUMNS = ["view", "breakdown", "model", "score", "lower", "upper", "rank_best", "rank_worst",
-           "games", "win_rate", "cost"]  # fmt: skip
+           "games", "win_rate", "cost", "schema_version"]  # fmt: skip
 
 
 def _rows(run: EvalRun, result: JudgeBoard) -> list[dict]:
@@ -34,7 +40,7 @@ def _rows(run: EvalRun, result: JudgeBoard) -> list[dict]:
             "rank_worst": row.rank_worst,
             "games": row.votes,
             "win_rate": none_if_nan(result.win_rate.get(row.model)),
-            "cost": str(result.cost.get(row.model, 0)),
+            "cost": plain(Decimal(result.cost.get(row.model, 0))),
         }
         for view, board in boards
         for row in sorted(board.rows, key=lambda r: -r.score)
@@ -45,11 +51,13 @@ def as_data(run: EvalRun) -> dict:
     """The run's judge leaderboards as JSON-ready data; a finished run's are cached, as
     nothing can change them any more."""
     ended = run.finished_at is not None
-    key = f"evals:board:{run.pk}:{run.status}:{ended and run.finished_at.timestamp()}"
+    key = f"evals:board:{SCHEMA_VERSION}:{run.pk}:{run.status}"
+    key += f":{ended and run.finished_at.timestamp()}"
     found = cache.get(key) if ended else None
     if found is None:
         result = judge_board(run_id=run.pk)
         found = {
+            "schema_version": SCHEMA_VERSION,
             "run": run.pk,
             "name": run.name,
             "status": run.status,
@@ -77,7 +85,8 @@ def as_csv(run: EvalRun) -> str:
     # Model names and category breakdowns are untrusted text: no cell may open as a formula.
     writer = SafeDictWriter(out, fieldnames=COLUMNS)
     writer.writeheader()
-    writer.writerows(_rows(run, judge_board(run_id=run.pk)))
+    rows = _rows(run, judge_board(run_id=run.pk))
+    writer.writerows({**row, "schema_version": SCHEMA_VERSION} for row in rows)
     return out.getvalue()
 
 
