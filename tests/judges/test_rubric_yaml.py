@@ -62,6 +62,9 @@ def test_the_command_runs_with_a_yaml_rubric(transactional_db, staff, tmp_path):
     call_command("compare", "Explain CAP", "--models", "Zephyr Quill", "Orchid Lantern",
                  "--rubric", str(path), stdout=out)  # fmt: skip
     assert [c["name"] for c in CompareRun.objects.get().rubric] == ["depth", "tone"]
+    total = out.getvalue().splitlines()[-1]  # mock prices: an example, never a bill
+    assert total.startswith("total $0 (example): answers $0 (example), judge $0 (example) over ")
+    assert "judge: Judged 2 of 2 answers: A, B." in out.getvalue()
     path.write_text("- name: depth\n  weight: [0.5\n")
     with pytest.raises(CommandError, match="--rubric: The rubric is neither JSON nor YAML"):
         call_command("compare", "Explain CAP", "--models", "Zephyr Quill", "Orchid Lantern",

@@ -6,10 +6,11 @@ from asgiref.sync import async_to_sync
 from django.core.management.base import BaseCommand, CommandError
 
 from accounts.models import User
-from arena.catalog.costs import cost_display
+from arena.catalog.costs import cost_display, plain
 from arena.catalog.models import ModelEntry
 from arena.catalog.selectors import model_by_name
 from arena.compare import exports, services
+from arena.compare.totals import run_totals
 from arena.core.errors import ServiceError
 from arena.judges import rubric
 
@@ -69,6 +70,23 @@ class Command(BaseCommand):
         for answer in run.answers.select_related("model"):
             self.stdout.write(self._line(answer))
         self._judge_lines(run)
+        self.stdout.write(self._total_line(run))
+
+    def _total_line(self, run) -> str:
+        """The run's total cost with its status, the answers' and the judge's parts."""
+        totals = run_totals(run=run)
+
+        def shown(total) -> str:
+            return f"${plain(total.amount)} ({total.status or 'none'})"
+
+        line = f"total {shown(totals.run)}: answers {shown(totals.answers)}"
+        if run.judge is not None:
+            est = " estimated" if totals.judge_tokens_estimated else ""
+            line += (
+                f", judge {shown(totals.judge)} over {totals.judge_calls} calls, "
+                f"{totals.judge_input_tokens} in / {totals.judge_output_tokens} out tokens{est}"
+            )
+        return line
 
     def _line(self, a) -> str:
         tokens = f"{a.output_tokens}{' (estimated)' if a.tokens_estimated else ''}"
@@ -76,7 +94,8 @@ class Command(BaseCommand):
         ttft = f"{a.ttft_ms:.0f}" if a.ttft_ms is not None else "-"
         line = (
             f"{a.label} {a.model.public_name}: ttft_ms={ttft} total_ms={a.total_ms or 0:.0f} "
-            f"tokens={tokens} cost={cost} finish={a.finish_reason or '-'} status={a.status}"
+            f"tokens={tokens} cost={cost} finish={a.finish_reason or '-'}"
+            f"{' (truncated)' if a.truncated else ''} status={a.status}"
         )
         return line + (f" error={a.error_message}" if a.error_message else "")
 
@@ -94,6 +113,8 @@ class Command(BaseCommand):
             score = verdict.get("overall", {}).get(answer.label)
             detail = answer.not_judged or (f"overall {score:.2f}" if score is not None else "-")
             self.stdout.write(f"judge {answer.label} {answer.model.public_name}: {detail}")
+        if verdict.get("scope"):
+            self.stdout.write(f"judge: {verdict['scope']}")
         if verdict.get("missing"):
             self.stdout.write(f"judge: criteria not scored: {', '.join(verdict['missing'])}")
         if verdict.get("head_to_head"):
