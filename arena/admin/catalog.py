@@ -131,22 +131,19 @@ class ModelEntryForm(forms.ModelForm):
         return value
 
 
-class ModelPriceInline(admin.TabularInline):
+class ModelPriceInline(admin.StackedInline):
     model = ModelPrice
-    fields = (
-        "effective_from",
-        "input_per_million",
-        "output_per_million",
-        "source_url",
-        "retrieved_on",
-        "source_note",
-        "is_from_price",
-        "long_context_threshold",
-        "long_context_input_per_million",
-        "long_context_output_per_million",
-        "reasoning_billing_confirmed",
-        "is_example",
-    )
+    fieldsets = (
+        (None, {"fields": (("effective_from", "input_per_million", "output_per_million"),
+                           "is_example")}),
+        ("Source", {"fields": (("source_url", "retrieved_on"), "source_note")}),
+        ("What makes a cost at this price estimated", {"fields": (
+            "is_from_price",
+            ("long_context_threshold", "long_context_input_per_million",
+             "long_context_output_per_million"),
+            "reasoning_billing_confirmed",
+        )}),
+    )  # fmt: skip
     extra = 0
     formfield_overrides = {models.URLField: {"assume_scheme": "https"}}
     verbose_name = "price per million tokens"

@@ -9,6 +9,7 @@ from decimal import Decimal
 
 import pytest
 from django.core.exceptions import ValidationError
+from django.urls import reverse
 
 from arena.catalog import costs
 from arena.catalog.models import ModelEntry, ModelPrice
@@ -100,3 +101,25 @@ def test_a_sum_of_costs_takes_the_weakest_status_and_prints_plainly():
     assert costs.plain(Decimal("0E-8")) == "0" and costs.plain(None) is None
     assert costs.plain(Decimal("0.01230000")) == "0.0123"
     assert costs.plain(Decimal("1.5E+3")) == "1500"
+
+
+def test_the_admin_takes_a_source_and_refuses_half_a_tier(admin_client, model):
+    url = reverse("admin:arena_modelentry_change", args=[model.pk])
+    form = {
+        "public_name": model.public_name, "model_id": model.model_id, "backend": model.backend,
+        "backend_settings": '{"base_url": "http://vllm.invalid/v1"}', "supported_params": "[]",
+        "active": "on", "prices-TOTAL_FORMS": "1", "prices-INITIAL_FORMS": "0",
+        "prices-0-effective_from": "2025-01-01", "prices-0-input_per_million": "3",
+        "prices-0-output_per_million": "15", "prices-0-long_context_threshold": "200000",
+        "prices-0-source_url": "https://vendor.example/pricing",
+        "prices-0-retrieved_on": "2025-01-02",
+    }  # fmt: skip
+    refused = admin_client.post(url, form)
+    assert refused.status_code == 200 and b"threshold and both of its prices" in refused.content
+    form["prices-0-long_context_input_per_million"] = "6"
+    form["prices-0-long_context_output_per_million"] = "22.5"
+    assert admin_client.post(url, form).status_code == 302
+    row = model.prices.get()
+    assert row.source_url == "https://vendor.example/pricing"
+    assert row.retrieved_on == date(2025, 1, 2)
+    assert row.long_context_output_per_million == Decimal("22.5")
