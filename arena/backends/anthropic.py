@@ -2,8 +2,9 @@
 
 Settings: ``base_url`` (default https://api.anthropic.com/v1), ``api_key_env`` (default
 ANTHROPIC_API_KEY) or ``api_key_file``, ``headers`` (extra, non-secret, e.g. anthropic-beta),
-``timeout_s``, ``max_tokens`` (the model's output ceiling: sent when a battle sets none, since
-the API requires one, and never exceeded; default 4096).
+``timeout_s``, ``max_tokens`` (the model's maximum output, as the admin gives it: sent when a
+run sets none, since the API requires one, and never exceeded; where the admin gives none,
+8192, as seed 001 says).
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from arena.backends.http import HTTPBackend, sse_events, stream_chunk
 
 DEFAULT_BASE_URL = "https://api.anthropic.com/v1"
 DEFAULT_KEY_ENV = "ANTHROPIC_API_KEY"
-DEFAULT_MAX_TOKENS = 4096
+DEFAULT_MAX_TOKENS = 8192  # seed 001: the model's maximum where given, else 8192
 API_VERSION = "2023-06-01"
 
 STOP_REASONS = {

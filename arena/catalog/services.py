@@ -18,9 +18,47 @@ def models_set_active(*, model_ids: list[int], active: bool) -> int:
     return ModelEntry.objects.filter(pk__in=model_ids).exclude(active=active).update(active=active)
 
 
+# The shared parameters and the values seed 001 allows: 0 <= temperature <= 2,
+# 0 < top_p <= 1 (0 would keep no token at all), max_tokens a whole number from 1 (each
+# model's own ceiling is its backend's "max_tokens").
+PARAM_NAMES = ("temperature", "top_p", "max_tokens")
+MAX_TOKENS_CEILING = 2**31 - 1
+
+
+def params_valid(*, params: dict) -> dict:
+    """The shared parameters that are set, checked and typed; unset ones (None or "") are
+    left out, so they are not sent. A wrong name or value is a ServiceError "bad_param"."""
+    out: dict = {}
+    for name, value in (params or {}).items():
+        if name not in PARAM_NAMES:
+            raise ServiceError("bad_param", f"Unknown parameter {name!r}.")
+        if value is None or value == "":
+            continue
+        if isinstance(value, bool):
+            raise ServiceError("bad_param", f"{name!r} must be a number.")
+        try:
+            number = float(value)
+        except (TypeError, ValueError):
+            raise ServiceError("bad_param", f"{name!r} must be a number.") from None
+        if name == "max_tokens":
+            if not number.is_integer() or not 1 <= number <= MAX_TOKENS_CEILING:
+                why = f"'max_tokens' must be a whole number from 1 to {MAX_TOKENS_CEILING}."
+                raise ServiceError("bad_param", why)
+            out[name] = int(number)
+        elif name == "top_p" and not 0 < number <= 1:
+            raise ServiceError("bad_param", "'top_p' must be more than 0 and at most 1.")
+        elif name == "temperature" and not 0 <= number <= 2:
+            raise ServiceError("bad_param", "'temperature' must be between 0 and 2.")
+        else:
+            out[name] = number
+    return out
+
+
 def params_check(*, models: list[ModelEntry], params: dict) -> None:
-    """A shared parameter one of the models cannot take refuses the run (a battle, a compare
-    run, an evaluation); it is never dropped for one side only."""
+    """A shared parameter out of its range (``params_valid``), or one that one of the models
+    cannot take, refuses the run (a battle, a compare run, an evaluation); it is never
+    dropped for one side only."""
+    params_valid(params=params)
     for model in models:
         if missing := model.params_unsupported(params):
             raise ServiceError(

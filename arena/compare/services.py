@@ -22,7 +22,7 @@ from arena.battles.prompts import prompt_clean_text
 from arena.catalog import costs
 from arena.catalog.models import ModelEntry
 from arena.catalog.selectors import model_by_name
-from arena.catalog.services import params_check
+from arena.catalog.services import PARAM_NAMES, params_check, params_valid
 from arena.compare import spend
 from arena.compare.access import (
     FORBIDDEN,
@@ -48,28 +48,14 @@ from arena.judges.rubric import (
     rubric_from,
 )
 
-PARAMS = ("temperature", "top_p", "max_tokens")
+PARAMS = PARAM_NAMES
 MIN_MODELS, MAX_MODELS = 2, 8
 
 
 def _params(raw: dict) -> dict:
-    """The shared parameters that are set, checked; empty ones are left out (not sent)."""
-    out: dict = {}
-    for name, value in (raw or {}).items():
-        if name not in PARAMS:
-            raise ServiceError("bad_param", f"Unknown parameter {name!r}.")
-        if value is None or value == "":
-            continue
-        try:
-            number = int(value) if name == "max_tokens" else float(value)
-        except (TypeError, ValueError):
-            raise ServiceError("bad_param", f"{name!r} must be a number.") from None
-        # max_tokens' real ceiling is each model's own limit (spend.token_limit).
-        low, high = {"temperature": (0, 2), "top_p": (0, 1), "max_tokens": (1, ID_MAX)}[name]
-        if not low <= number <= high:
-            raise ServiceError("bad_param", f"{name!r} must be between {low} and {high}.")
-        out[name] = number
-    return out
+    """The shared parameters that are set, checked (``params_valid``); empty ones are left
+    out (not sent). max_tokens' real ceiling is each model's own limit (spend.token_limit)."""
+    return params_valid(params=raw or {})
 
 
 @transaction.atomic

@@ -14,7 +14,7 @@ from accounts.models import User
 from arena.battles.models import Prompt
 from arena.battles.prompt_files import parse_prompts
 from arena.catalog.models import ModelEntry
-from arena.catalog.services import params_check
+from arena.catalog.services import params_check, params_valid
 from arena.core.errors import ServiceError
 from arena.core.jobs import job_send
 from arena.evals import running, works
@@ -137,7 +137,7 @@ def eval_create(
 ) -> EvalRun:
     """A run of ``prompts`` ((text, category) pairs, copied in) for these models against the
     baseline; nothing is generated yet (``eval_execute`` does it)."""
-    params = {k: v for k, v in (params or {}).items() if v is not None}
+    params = params_valid(params=params or {})
     found = eval_check(
         prompts=prompts, model_ids=model_ids, baseline_id=baseline_id, judge_id=judge_id,
         params=params, budget=budget, max_judge_calls=max_judge_calls,

@@ -29,19 +29,35 @@ def mask_terms() -> tuple[str, ...]:
 _OPENROUTER = re.compile(r"^([a-z0-9-]+)/")
 
 
-def family(*, vendor: str, model_id: str) -> str:
-    """A model's family for the same-family rule: its vendor, or the vendor prefix of an
-    OpenRouter-style id ("anthropic/claude-3.5-sonnet")."""
+def family(*, vendor: str, model_id: str, organisation: str = "", public_name: str = "") -> str:
+    """A model's family for the same-family rule, never empty: its vendor, else the vendor
+    prefix of an OpenRouter-style id ("anthropic/claude-3.5-sonnet"), else its organisation,
+    else (nothing says whose it is) the model itself: its id, or its public name."""
     if vendor.strip():
         return vendor.strip().lower()
     found = _OPENROUTER.match(model_id.strip().lower())
-    return found.group(1) if found else ""
+    if found:
+        return found.group(1)
+    for own in (organisation, model_id, public_name):
+        if own.strip():
+            return own.strip().lower()
+    return "(unnamed)"
+
+
+def model_family(model: ModelEntry) -> str:
+    """``family`` of a catalog model."""
+    return family(
+        vendor=model.vendor,
+        model_id=model.model_id,
+        organisation=model.organisation,
+        public_name=model.public_name,
+    )
 
 
 def judges_own_family(judge: ModelEntry, *models: ModelEntry) -> bool:
     """Whether one of ``models`` is of the judge's own family."""
-    mine = family(vendor=judge.vendor, model_id=judge.model_id)
-    return bool(mine) and any(family(vendor=m.vendor, model_id=m.model_id) == mine for m in models)
+    mine = model_family(judge)
+    return any(model_family(m) == mine for m in models)
 
 
 def family_barred(judge: ModelEntry, *models: ModelEntry) -> bool:

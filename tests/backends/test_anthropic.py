@@ -61,7 +61,7 @@ async def test_anthropic_request(server):
 @pytest.mark.parametrize(
     ("model_settings", "params", "max_tokens"),
     [
-        ({}, {}, 4096),  # the API requires max_tokens: the default ceiling is sent
+        ({}, {}, 8192),  # the API requires max_tokens: seed 001's default, 8192, is sent
         ({"max_tokens": 8192}, {"temperature": 0.5}, 8192),
         ({"max_tokens": 1000}, {"max_tokens": 2000}, 1000),  # never above the model's ceiling
     ],
