@@ -1,17 +1,22 @@
 """Reads of compare mode for its pages: a run for its owner, the form's choices and values,
-a run's progress, the history."""
+a run's progress, the run page's comparison (ranks, the judge's reasons per answer), the
+history."""
 
 from __future__ import annotations
 
 from django.core.exceptions import ValidationError
+from django.utils import timezone
 
 from accounts.models import User
 from arena.catalog.costs import cost_display
 from arena.catalog.models import ModelEntry
+from arena.compare import exports
 from arena.compare.access import judges_allowed, sees_every_run
-from arena.compare.models import CompareRun
-from arena.compare.services import MAX_MODELS, PARAMS, default_judge
+from arena.compare.models import CompareAnswer, CompareRun
+from arena.compare.services import MAX_MODELS, PARAMS, default_judge, stream_key
 from arena.compare.spend import spend_summary
+from arena.generation.streams import answer_streams
+from arena.judges.rubric import TIE_MARGIN
 
 ENDED = {CompareRun.Status.DONE, CompareRun.Status.FAILED, CompareRun.Status.CANCELLED}
 
@@ -52,6 +57,112 @@ def run_progress(*, run_id: object) -> tuple[str, list[dict]]:
             }
         )
     return run.status, answers
+
+
+UNENDED = (CompareAnswer.Status.PENDING, CompareAnswer.Status.RUNNING)
+SCORE_SCALE = (
+    "The judge scores each answer 1-5 on every criterion; the overall score weights them by the "
+    "rubric into 0 (all 1s) to 1 (all 5s). Rank follows the overall score; when the top two are "
+    "within {margin}, a head-to-head in both orders decides."
+)
+
+
+def _ranks(overall: dict[str, float], winner: str, head_to_head: list[str]) -> dict[str, int]:
+    """Rank by overall score (equal scores share a rank); the judge's winner first, and a
+    head-to-head that ended in a tie puts its two at rank 1 together."""
+    order = sorted(overall, key=lambda label: (label != winner, -overall[label], label))
+    tied_top = set(order[:2]) if winner == "tie" and head_to_head else set()
+    ranks: dict[str, int] = {}
+    for i, label in enumerate(order):
+        if label in tied_top:
+            ranks[label] = 1
+        elif i and label != winner and overall[label] == overall[order[i - 1]]:
+            ranks[label] = ranks[order[i - 1]]
+        else:
+            ranks[label] = i + 1
+    return ranks
+
+
+def _criteria(rubric: list[dict], judged: dict) -> list[dict]:
+    """Each criterion of the rubric with the judge's 1-5 score and reason for one answer
+    (None and "" where that criterion could not be scored)."""
+    out = []
+    for criterion in rubric:
+        got = judged.get(criterion["name"]) or {}
+        out.append(
+            {
+                "name": criterion["name"],
+                "weight_pct": round(float(criterion["weight"]) * 100),
+                "score": got.get("score"),
+                "reason": got.get("reason", ""),
+            }
+        )
+    return out
+
+
+def total_shown(total: dict, *, part: bool = False) -> str:
+    """A total (``totals.Total.as_data``) as the page says it: the amount and its status, an
+    unknown part making the amount a lower bound; ``part``: a short form beside the run's."""
+    status = total.get("cost_status") or ""
+    if not status:
+        return "none"
+    if status == "example":
+        return "mock prices" if part else "example pricing (mock): not a real cost"
+    if status == "unknown":
+        missing = (total.get("counts") or {}).get("unknown", 0)
+        return f"at least {total.get('cost')} (unknown: {missing} without a price)"
+    return f"{total.get('cost')} ({status})"
+
+
+def _totals_shown(totals: dict | None, *, ended: bool) -> dict | None:
+    """The run's total, and its answers' and judge's, once the run has ended (answers still
+    streaming have no cost yet)."""
+    if not totals or not ended:
+        return None
+    judge = totals.get("judge") or {}
+    calls = judge.get("calls") or 0
+    tokens = ""
+    if calls and judge.get("input_tokens") is not None:
+        estimated = ", estimated" if judge.get("tokens_estimated") else ""
+        tokens = f", {judge['input_tokens']} in / {judge.get('output_tokens')} out tokens"
+        tokens += estimated
+    plural = "" if calls == 1 else "s"
+    return {
+        "run": total_shown(totals.get("run") or {}),
+        "answers": total_shown(totals.get("answers") or {}, part=True),
+        "judge": f"{total_shown(judge, part=True)} ({calls} call{plural}{tokens})",
+    }
+
+
+def run_page(*, run: CompareRun) -> dict:
+    """What the run page shows: the saved run (``exports.run_data``, what the exports carry),
+    each answer's rank, the winner's mark and the judge's score and reason per criterion. An
+    answer still streaming shows the text that has arrived (a page opened, or reloaded after
+    Cancel, before its worker has saved it)."""
+    data = exports.run_data(run)
+    verdict = data["verdict"]
+    overall = verdict.get("overall") or {}
+    winner = verdict.get("winner", "")
+    ranks = _ranks(overall, winner, verdict.get("head_to_head") or [])
+    streams = None
+    for answer in data["answers"]:
+        answer["rank"] = ranks.get(answer["label"])
+        answer["winner"] = bool(winner) and answer["label"] == winner
+        answer["criteria"] = _criteria(data["rubric"], answer["judged"] or {})
+        answer["live"] = answer["status"] in UNENDED
+        if answer["live"] and not answer["text"]:
+            streams = streams or answer_streams()
+            try:
+                answer["text"] = streams.text(stream_key(run_id=run.pk, slot=answer["slot"]))
+            except Exception:  # the streams are away: the saved text comes at the end
+                pass
+    live = run.status not in ENDED
+    data["totals_shown"] = _totals_shown(data.get("totals"), ended=not live)
+    data["scale"] = SCORE_SCALE.format(margin=TIE_MARGIN)
+    # The run's clock for the live page: how long it has been going, by the server's time.
+    data["elapsed_ms"] = (timezone.now() - run.created_at).total_seconds() * 1000 if live else None
+    data["columns"] = min(len(data["answers"]), 4) or 1
+    return data
 
 
 def form_choices(*, user: User) -> dict:

@@ -1,16 +1,25 @@
 """Compare mode's pages: the form, a run (live, through server-sent events), the history, and
-the exports. Thin edges: parse, call a service or selector, respond."""
+the exports. Thin edges: parse, call a service or selector, respond. A signed-in account
+without compare mode gets a page saying what it is and who may use it; the events and exports
+answer JSON errors (401 signed out, 403 not allowed, 404 no such run), never a sign-in page."""
 
 from __future__ import annotations
 
 import asyncio
 import json
 import time
+from functools import wraps
 
 from asgiref.sync import sync_to_async
+from django.conf import settings
 from django.contrib.auth.decorators import login_required
-from django.core.exceptions import PermissionDenied
-from django.http import Http404, HttpRequest, HttpResponse, StreamingHttpResponse
+from django.http import (
+    Http404,
+    HttpRequest,
+    HttpResponse,
+    JsonResponse,
+    StreamingHttpResponse,
+)
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_GET, require_POST
 
@@ -27,9 +36,39 @@ EXPORTS = {
 }
 
 
-def _allowed(request: HttpRequest) -> None:
-    if not services.compare_allowed(user=request.user):
-        raise PermissionDenied(services.FORBIDDEN)
+# How long the events wait, once a run has ended, for answers its worker is still saving
+# (a cancel takes effect at the worker's next look, every half second).
+SAVING_GRACE_S = 5.0
+
+
+def compare_view(view):
+    """Signed in (else the sign-in page) and allowed compare mode (else the page that says
+    what it is and who may use it, with a 403)."""
+
+    @login_required
+    @wraps(view)
+    def wrapped(request: HttpRequest, *args, **kwargs) -> HttpResponse:
+        if not services.compare_allowed(user=request.user):
+            context = {"access": settings.COMPARE["ACCESS"], "message": services.FORBIDDEN}
+            return render(request, "compare/forbidden.html", context, status=403)
+        return view(request, *args, **kwargs)
+
+    return wrapped
+
+
+def json_error(status: int, code: str, message: str) -> JsonResponse:
+    return JsonResponse({"error": code, "message": message}, status=status)
+
+
+def _json_refusal(user) -> JsonResponse | None:
+    if not user.is_authenticated:
+        return json_error(401, "sign_in", "Sign in to use compare mode.")
+    if not services.compare_allowed(user=user):
+        return json_error(403, "forbidden", services.FORBIDDEN)
+    return None
+
+
+NO_RUN = (404, "not_found", "No such compare run.")
 
 
 def _run_of(request: HttpRequest, run_id: object) -> CompareRun:
@@ -39,10 +78,9 @@ def _run_of(request: HttpRequest, run_id: object) -> CompareRun:
     return run
 
 
-@login_required
+@compare_view
 @limit_view("compare_run")
 def compare_page(request: HttpRequest) -> HttpResponse:
-    _allowed(request)
     error = ""
     form = selectors.form_defaults(previous_id=request.GET.get("from"), user=request.user)
     if request.method == "POST":
@@ -71,37 +109,40 @@ def compare_page(request: HttpRequest) -> HttpResponse:
     return render(request, "compare/form.html", context, status=400 if error else 200)
 
 
-@login_required
+@compare_view
 @require_GET
 def run_page(request: HttpRequest, run_id: str) -> HttpResponse:
-    _allowed(request)
     run = _run_of(request, run_id)
-    return render(request, "compare/run.html", {"run": run, "data": exports.run_data(run)})
+    return render(request, "compare/run.html", {"run": run, "data": selectors.run_page(run=run)})
 
 
-@login_required
+@compare_view
 @require_POST
 def run_cancel(request: HttpRequest, run_id: str) -> HttpResponse:
-    _allowed(request)
+    """Cancel, from the form (back to the page) or the page's script (JSON: the page keeps the
+    text that has arrived and goes on listening for what is saved)."""
     run = _run_of(request, run_id)
-    services.compare_cancel(run_id=run.pk, user=request.user)
+    stopped = services.compare_cancel(run_id=run.pk, user=request.user)
+    if "application/json" in request.headers.get("Accept", ""):
+        return JsonResponse({"cancelled": stopped})
     return redirect("compare-run", run_id=run.pk)
 
 
-@login_required
+@compare_view
 @require_GET
 def history(request: HttpRequest) -> HttpResponse:
-    _allowed(request)
     return render(request, "compare/history.html", {"runs": selectors.history(user=request.user)})
 
 
-@login_required
 @require_GET
 def run_export(request: HttpRequest, run_id: str, fmt: str) -> HttpResponse:
-    _allowed(request)
+    if refused := _json_refusal(request.user):
+        return refused
     if fmt not in EXPORTS:
-        raise Http404("Exports are json, csv or md.")
-    run = _run_of(request, run_id)
+        return json_error(404, "not_found", "Exports are json, csv or md.")
+    run = selectors.run_for(run_id=run_id, user=request.user)
+    if run is None:
+        return json_error(*NO_RUN)
     content_type, export = EXPORTS[fmt]
     response = HttpResponse(export(run), content_type=content_type)
     response["Content-Disposition"] = f'attachment; filename="compare-{run.pk}.{fmt}"'
@@ -117,11 +158,11 @@ async def run_events(request: HttpRequest, run_id: str) -> StreamingHttpResponse
     answer as saved when it ends ("answer": timings, tokens, cost, error), then the run with
     the judge's verdict ("run"). No pacing: compare mode is not blind."""
     user = await request.auser()
-    if not user.is_authenticated or not await sync_to_async(services.compare_allowed)(user=user):
-        raise PermissionDenied(services.FORBIDDEN)
+    if refused := await sync_to_async(_json_refusal)(user):
+        return refused
     run = await sync_to_async(selectors.run_for)(run_id=run_id, user=user)
     if run is None:
-        raise Http404("No such compare run.")
+        return json_error(*NO_RUN)
     return StreamingHttpResponse(_events(run), content_type="text/event-stream")
 
 
@@ -133,6 +174,7 @@ async def _events(run: CompareRun):
     deadline = time.monotonic() + run.deadline_s + services.STALE_GRACE_S + 600
     streams = answer_streams()
     checked = 0.0
+    ended_at = None
     while time.monotonic() < deadline:
         try:
             entries = await streams.read({k: c for k, c in cursors.items() if keys[k] not in sent})
@@ -155,7 +197,14 @@ async def _events(run: CompareRun):
             if answer["slot"] not in sent and answer["status"] not in ("pending", "running"):
                 sent.add(answer["slot"])
                 yield _event("answer", answer)
+        unended = any(a["status"] in selectors.UNENDED for a in answers)
         if status in selectors.ENDED:
+            # A cancelled run's answers are saved, with the text that had arrived, once its
+            # worker notices: wait for them (a little), so the page never loses that text.
+            ended_at = ended_at or time.monotonic()
+            if unended and time.monotonic() - ended_at < SAVING_GRACE_S:
+                await asyncio.sleep(0.15)
+                continue
             data = await sync_to_async(lambda: exports.run_data(selectors.run_fresh(run.pk)))()
             yield _event("run", {"status": data["status"], "verdict": data["verdict"]})
             return

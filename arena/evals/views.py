@@ -39,8 +39,14 @@ def calibration_page(request: HttpRequest) -> HttpResponse:
     return render(request, "evals/calibration.html", {"report": calibration_report()})
 
 
-@staff_member_required
-@permission_required(CALIBRATION_PERMISSION, raise_exception=True)
 @require_GET
 def calibration_json(request: HttpRequest) -> JsonResponse:
+    """The report as JSON, for scripts: refusals are JSON too (401 signed out, 403 without
+    staff and the permission), never the admin's sign-in page."""
+    user = request.user
+    if not user.is_authenticated:
+        return JsonResponse({"error": "sign_in", "message": "Sign in first."}, status=401)
+    if not (user.is_active and user.is_staff and user.has_perm(CALIBRATION_PERMISSION)):
+        message = f"The calibration report needs a staff account with {CALIBRATION_PERMISSION}."
+        return JsonResponse({"error": "forbidden", "message": message}, status=403)
     return JsonResponse(calibration_report(judge_name=request.GET.get("judge", "")))

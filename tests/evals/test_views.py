@@ -114,7 +114,8 @@ def test_calibration_is_for_staff_and_shows_agreement_beside_the_judge_board(
     client, admin_client, staff, models
 ):
     assert client.get(reverse("calibration")).status_code == 302  # to the sign-in page
-    assert client.get(reverse("calibration-json")).status_code == 302
+    signed_out = client.get(reverse("calibration-json"))  # JSON for scripts, never a page
+    assert signed_out.status_code == 401 and signed_out.json()["error"] == "sign_in"
     votes_simulate(n=60, strengths={"Zephyr Quill": 1.0, "Orchid Lantern": -0.5,
                                     "Steady Otter": 0.0})  # fmt: skip
     leaderboard_recompute(include_simulated=True, min_votes=10)

@@ -28,6 +28,8 @@ def test_staff_without_the_calibration_permission_get_403_and_no_report(db, page
     others = ("arena.use_compare", "arena.run_evals", "arena.view_pools", "arena.view_evalrun")
     response = signed_in("staff@example.com", *others).get(reverse(page))
     assert response.status_code == 403
+    if page == "calibration-json":  # scripts get a JSON refusal, never HTML
+        assert response.json()["error"] == "forbidden"
     body = response.content.decode()
     assert "Judge calibration" not in body and "judges" not in body and "schema" not in body
 
