@@ -1,6 +1,7 @@
 """Running an evaluation run, resumably: every answer and verdict is a row claimed once, so a
 run killed and started again continues where it was and makes nothing twice; it stops at its
-budget (answers' and judge calls' cost, judge calls). One piece of work a pool queue
+budget (answers' and judge calls' cost, judge calls), each unit holding its worst case before
+it starts (``arena.evals.budget``). One piece of work a pool queue
 (``arena.evals.works``): the answers of the models served on that queue, as battles route
 them, and, on the judge's queue, the verdicts, as the answers they need arrive."""
 
@@ -9,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import uuid
 from decimal import Decimal
+from functools import partial
 
 from channels.db import database_sync_to_async
 from django.conf import settings
@@ -21,11 +23,11 @@ from arena.backends.registry import backend_for
 from arena.catalog import costs
 from arena.catalog.models import ModelEntry
 from arena.core.models import model_update
-from arena.evals import works
+from arena.evals import budget, works
 from arena.evals.models import EvalAnswer, EvalPrompt, EvalRun, EvalVerdict
 from arena.generation.runner import discard, stream_answer
 from arena.judges import pairwise, rules
-from arena.judges.calls import ATTEMPTS
+from arena.judges.base import Judgement
 from arena.judges.registry import judge_answers
 
 EVAL_TASK = "arena.evals.run"  # the task (arena.evals.tasks) that runs eval_execute
@@ -44,26 +46,11 @@ def spent(*, run_id: int) -> tuple[Decimal, int]:
     return (answers or Decimal("0")) + (verdicts["c"] or Decimal("0")), verdicts["n"] or 0
 
 
-def _over_budget(run: EvalRun, cost: Decimal, calls: int, reserved: int) -> str:
-    """Which budget stops the run before the next unit of work ("cost", "calls"), or "".
-    ``reserved``: judge calls the verdicts on their way (the next one included) may still
-    make, so no more are started than the limit allows. Cost is known only once a unit ends,
-    so a cost budget may be passed by what is in flight when it is reached."""
-    if run.budget is not None and cost >= run.budget:
-        return "cost"
-    if run.max_judge_calls is not None and calls + reserved > run.max_judge_calls:
-        return "calls"
-    return ""
-
-
 def _budget_note(run: EvalRun, kind: str, cost: Decimal, calls: int) -> str:
     """What the run says when it stopped, with what it had spent by the end."""
     if kind == "cost":
         return f"Stopped at its budget: ${cost:.4f} spent of ${run.budget}."
-    return (
-        f"Stopped at its budget: {calls} judge calls of {run.max_judge_calls} (the next "
-        "verdict, with its retries, could have passed it)."
-    )
+    return f"Stopped at its budget: {calls} judge calls of {run.max_judge_calls}."
 
 
 def _claim_answer(units: list[tuple[EvalPrompt, ModelEntry]]) -> list[EvalAnswer]:
@@ -86,11 +73,11 @@ def _claim_verdict(prompt: EvalPrompt, model: ModelEntry, model_first: bool) -> 
         return None
 
 
-async def _generate(run: EvalRun, answer: EvalAnswer) -> tuple[Decimal, int]:
+async def _generate(answer: EvalAnswer, params: dict, _allowed: int) -> tuple[Decimal, int]:
     """Make the answer this worker claimed; what it cost, and judge calls made (none)."""
     prompt, model = answer.prompt, answer.model
     request = ChatRequest(
-        model_id=model.model_id, messages=(Message("user", prompt.text),), params=run.params
+        model_id=model.model_id, messages=(Message("user", prompt.text),), params=params
     )
     result = await stream_answer(
         backend_for(model.backend, model.backend_settings),
@@ -117,21 +104,30 @@ async def _judge(
     model_first: bool,
     texts: tuple[str, str],
     terms: tuple[str, ...],
+    allowed: int,
 ) -> tuple[Decimal, int]:
-    """Ask for the verdict if no one has; what it cost and the calls it took."""
+    """Ask for the verdict if no one has, in at most ``allowed`` calls; what it cost and the
+    calls it took."""
     verdict = await database_sync_to_async(_claim_verdict)(prompt, model, model_first)
     if verdict is None:
         return Decimal("0"), 0
-    mine, base = texts
-    first, second = (mine, base) if model_first else (base, mine)
-    found = await judge_answers(
-        "pairwise", judge=run.judge, prompt=prompt.text, answers={"A": first, "B": second},
-        terms=terms,
-    )  # fmt: skip
+    try:
+        found = await judge_answers(
+            "pairwise", judge=run.judge, prompt=prompt.text, answers=_ordered(texts, model_first),
+            terms=terms, on_call=budget.calls_counter(allowed),
+        )  # fmt: skip
+    except budget.CallsSpent as spent_all:  # the run's last calls, and no reply read
+        found = Judgement(None, tuple(spent_all.calls), False)
     await database_sync_to_async(model_update)(
         instance=verdict, fields=pairwise.VERDICT_FIELDS, data=pairwise.verdict_data(found)
     )
     return found.cost, found.attempts
+
+
+def _ordered(texts: tuple[str, str], model_first: bool) -> dict[str, str]:
+    mine, base = texts
+    first, second = (mine, base) if model_first else (base, mine)
+    return {"A": first, "B": second}
 
 
 def _plan(run: EvalRun) -> tuple[list[EvalPrompt], list[ModelEntry], set[tuple[int, int]]]:
@@ -168,34 +164,44 @@ class Piece:
         self.run, self.queue, self.models, self.on_progress = run, queue, models, on_progress
         self.gate = asyncio.Semaphore(CONCURRENCY)
         self.stop = ""
-        self.cost, self.calls, self.judging_now = Decimal("0"), 0, 0
+        self.budget = budget.Budget(cost_limit=run.budget, calls_limit=run.max_judge_calls)
+        self.rates: dict[int, tuple[Decimal, Decimal]] = {}
+        self.params: dict[int, dict] = {}
+
+    @property
+    def cost(self) -> Decimal:
+        return self.budget.cost
+
+    @property
+    def calls(self) -> int:
+        return self.budget.calls
 
     async def _refresh(self) -> bool:
         """Whether the run is still running; what the other pieces spent counts from now."""
         status, cost, calls = await database_sync_to_async(_state)(self.run.pk)
-        self.cost, self.calls = max(self.cost, cost), max(self.calls, calls)
+        self.budget.seen(cost=cost, calls=calls)
         return status == EvalRun.Status.RUNNING
 
-    async def limited(self, work, *, judge_call: bool = False) -> None:
-        try:
-            async with self.gate:
-                if self.stop:
-                    return
-                reserved = (self.judging_now + judge_call) * ATTEMPTS
-                if reason := _over_budget(self.run, self.cost, self.calls, reserved):
-                    self.stop = reason
-                    return
-                self.judging_now += judge_call  # on its way: reserved until its calls are in
-                try:
-                    unit_cost, unit_calls = await work
-                finally:
-                    self.judging_now -= judge_call
-                self.cost += unit_cost
-                self.calls += unit_calls
-                if self.on_progress is not None:
-                    await self.on_progress(self.run)
-        finally:
-            work.close()  # one never started (stopped, or the run cancelled) is dropped quietly
+    async def limited(self, make, *, worst_each: Decimal, judge_call: bool = False) -> None:
+        """Run ``make(allowed)`` (the unit's work, allowed that many judge calls) once the
+        budget holds its worst case; not at all once the run has reached a limit."""
+        async with self.gate:
+            if self.stop:
+                return
+            allowed = await self.budget.take(worst_each=worst_each, judge=judge_call)
+            if not allowed:
+                self.stop = self.stop or self.budget.stop
+                return
+            unit_cost, unit_calls = Decimal("0"), 0
+            try:
+                unit_cost, unit_calls = await make(allowed)
+            finally:
+                await self.budget.give_back(
+                    allowed=allowed, worst_each=worst_each, judge=judge_call,
+                    cost=unit_cost, calls=unit_calls,
+                )  # fmt: skip
+            if self.on_progress is not None:
+                await self.on_progress(self.run)
 
     async def answer(self, prompts: list[EvalPrompt], made: set[tuple[int, int]]) -> None:
         """This piece's answers: claimed CONCURRENCY at a time in one statement, a batch
@@ -217,7 +223,9 @@ class Piece:
 
         async def answering() -> None:
             while (answer := await claimed.get()) is not None:
-                await self.limited(_generate(self.run, answer))
+                model, params = answer.model, self.params[answer.model_id]
+                worst = budget.answer_worst(self.rates[model.pk], model, answer.prompt.text, params)
+                await self.limited(partial(_generate, answer, params), worst_each=worst)
 
         tasks = [asyncio.ensure_future(claiming())]
         tasks += [asyncio.ensure_future(answering()) for _ in range(CONCURRENCY)]
@@ -245,11 +253,15 @@ class Piece:
                     continue
                 if base.status != EvalAnswer.Status.OK or mine.status != EvalAnswer.Status.OK:
                     continue  # a failed or partial answer is not judged
+                texts = (mine.text, base.text)
+                worst = budget.verdict_worst_call(
+                    self.rates[run.judge_id], prompt.text, texts, terms
+                )
                 for model_first in (True, False):
                     if (prompt.pk, model.pk, model_first) in judged:
                         continue  # judged already (a resumed run, or an earlier look)
-                    work = _judge(run, prompt, model, model_first, (mine.text, base.text), terms)
-                    judging.append(self.limited(work, judge_call=True))
+                    work = partial(_judge, run, prompt, model, model_first, texts, terms)
+                    judging.append(self.limited(work, worst_each=worst, judge_call=True))
         await asyncio.gather(*judging)
         ended = [a for a in answers.values() if a.status != EvalAnswer.Status.RUNNING]
         return len(ended) == len(prompts) * (len(contestants) + 1)
@@ -257,6 +269,9 @@ class Piece:
     async def execute(self, judges: bool) -> EvalRun:
         run = self.run
         prompts, contestants, made = await database_sync_to_async(_plan)(run)
+        everyone = [*self.models, run.judge]
+        self.rates = await database_sync_to_async(budget.rates_of)(everyone)
+        self.params = await database_sync_to_async(budget.params_of)(self.models, run.params)
         await self.answer(prompts, made)
         if not judges:
             if self.stop:

@@ -98,34 +98,62 @@ def test_a_piece_whose_worker_keeps_stopping_fails_the_run(transactional_db, sta
     assert run.status == "failed" and "stopped 3 times" in run.note
 
 
-async def test_judge_calls_never_pass_their_budget_even_with_retries(server, staff):
-    run = await database_sync_to_async(make_run)(
-        server, staff, judge_mock={"misbehaviour": "judge_bad_json_always"}, max_judge_calls=10
-    )
-    done = await running.eval_execute(run.pk)
-    calls = await database_sync_to_async(
+async def judge_calls_made() -> int:
+    return await database_sync_to_async(
         lambda: sum(EvalVerdict.objects.values_list("attempts", flat=True))
     )()
-    assert done.status == "budget" and calls <= 10
-    assert f"{calls} judge calls of 10" in done.note
+
+
+@pytest.mark.parametrize(("limit", "judge_mock"), [(10, {"misbehaviour": "judge_bad_json_always"}),
+                                                   (5, {})])  # fmt: skip
+async def test_the_judge_call_limit_makes_exactly_that_many_calls(server, staff, limit, judge_mock):
+    """24 verdicts to make; a judge whose replies cannot be read retries (3 calls a verdict),
+    and the last verdict is allowed only the calls that remain."""
+    run = await database_sync_to_async(make_run)(
+        server, staff, judge_mock=judge_mock, max_judge_calls=limit
+    )
+    done = await running.eval_execute(run.pk)
+    assert await judge_calls_made() == limit
+    assert done.status == "budget" and done.note == (
+        f"Stopped at its budget: {limit} judge calls of {limit}."
+    )
+
+
+def priced() -> None:
+    for model in ModelEntry.objects.all():
+        ModelPrice.objects.create(
+            model=model, input_per_million=Decimal("5"), output_per_million=Decimal("15"),
+            effective_from=dt.date(2020, 1, 1), source_note="test",
+        )  # fmt: skip
 
 
 async def test_a_cost_budget_counts_answers_and_the_judge_and_stops_the_run(server, staff):
     run = await database_sync_to_async(make_run)(server, staff, budget=Decimal("0.0001"))
-
-    def priced() -> None:
-        for model in ModelEntry.objects.all():
-            ModelPrice.objects.create(
-                model=model, input_per_million=Decimal("5"), output_per_million=Decimal("15"),
-                effective_from=dt.date(2020, 1, 1), source_note="test",
-            )  # fmt: skip
-
     await database_sync_to_async(priced)()
     done = await running.eval_execute(run.pk)
     spent, _ = await database_sync_to_async(running.spent)(run_id=run.pk)
     assert done.status == "budget" and "spent of $0.0001" in done.note
     assert spent >= Decimal("0.0001")
     assert await database_sync_to_async(EvalAnswer.objects.count)() < 6 * 3
+
+
+async def test_a_cost_budget_is_passed_by_one_unit_at_most_however_many_run_at_once(server, staff):
+    """16 units may run at once; each holds its worst case before it starts, so only the
+    last one started can carry the run past its budget."""
+    run = await database_sync_to_async(make_run)(server, staff, budget=Decimal("0.001"))
+    await database_sync_to_async(priced)()
+    for model in server.models.values():
+        model["ttft_ms"] = 20  # long enough for all 16 to be in flight at once
+    done = await running.eval_execute(run.pk)
+    spent, _ = await database_sync_to_async(running.spent)(run_id=run.pk)
+    costs = await database_sync_to_async(
+        lambda: [
+            *EvalAnswer.objects.values_list("cost", flat=True),
+            *EvalVerdict.objects.values_list("cost", flat=True),
+        ]
+    )()
+    assert done.status == "budget"
+    assert spent - max(c or 0 for c in costs) < Decimal("0.001")
 
 
 def test_runs_that_cannot_be_run_are_refused_with_the_reason(transactional_db, staff):
