@@ -23,8 +23,9 @@ class Progress:
     verdicts_done: int
     verdicts_total: int  # at most: a failed answer or a same-family model is not judged
     verdicts_missing: int
-    cost: Decimal
-    time_left_s: float | None  # at the pace so far; None before there is one
+    cost: Decimal  # its answers' and its judge calls'
+    time_left_s: float | None  # at the pace so far; None before there is one, and once ended
+    ended: str = ""  # how the run ended ("finished", "stopped at its budget", ...); "" if not
 
     @property
     def share(self) -> float:
@@ -34,11 +35,22 @@ class Progress:
     def line(self) -> str:
         left = self.time_left_s
         eta = "" if left is None else f"  about {left // 60:.0f} min {left % 60:.0f} s left"
+        if left is not None and left < 1:
+            eta = "  under a second left"
+        if self.ended:
+            eta = f"  {self.ended}"
         return (
             f"answers {self.answers_done}/{self.answers_total}  verdicts "
             f"{self.verdicts_done}/{self.verdicts_total} ({self.verdicts_missing} missing)  "
             f"cost ${self.cost:.4f}{eta}"
         )
+
+
+ENDED = {
+    EvalRun.Status.DONE: "finished",
+    EvalRun.Status.BUDGET: "stopped at its budget",
+    EvalRun.Status.FAILED: "failed",
+}
 
 
 def progress(*, run_id: int, now=None) -> Progress:
@@ -48,22 +60,22 @@ def progress(*, run_id: int, now=None) -> Progress:
     answers = EvalAnswer.objects.filter(prompt__run=run).exclude(status=EvalAnswer.Status.RUNNING)
     verdicts = EvalVerdict.objects.filter(prompt__run=run, done=True)
     cost = EvalAnswer.objects.filter(prompt__run=run).aggregate(c=Sum("cost"))["c"]
+    judged = EvalVerdict.objects.filter(prompt__run=run).aggregate(c=Sum("cost"))["c"]
     done = (answers.count(), verdicts.count())
     totals = (prompts * (contestants + 1), 2 * prompts * contestants)
     left = None
     if run.status == EvalRun.Status.RUNNING and run.started_at and sum(done):
         elapsed = ((now or timezone.now()) - run.started_at).total_seconds()
         left = elapsed / sum(done) * (sum(totals) - sum(done))
-    elif run.status in (EvalRun.Status.DONE, EvalRun.Status.BUDGET):
-        left = 0.0
     return Progress(
         answers_done=done[0],
         answers_total=totals[0],
         verdicts_done=done[1],
         verdicts_total=totals[1],
         verdicts_missing=verdicts.filter(level="").count(),
-        cost=cost or Decimal("0"),
+        cost=(cost or Decimal("0")) + (judged or Decimal("0")),
         time_left_s=left,
+        ended=ENDED.get(run.status, ""),
     )
 
 

@@ -10,6 +10,7 @@ from django.core.management import call_command
 from django.core.management.base import CommandError
 
 from arena.battles.prompts import prompt_create
+from arena.evals.models import EvalRun
 from tests.helpers import make_judge, make_model, make_two_models
 
 
@@ -33,7 +34,7 @@ def autoeval(*args: str) -> tuple[str, str]:
 
 def test_the_command_shows_progress_then_the_judge_leaderboard(setup):
     out, err = autoeval("--seed", "3")
-    assert "answers 12/12" in err and "verdicts 16/16 (0 missing)" in err and "s left" in err
+    assert "answers 12/12" in err and "verdicts 16/16 (0 missing)" in err and " left" in err
     lines = out.splitlines()
     assert lines[0] == "LLM judge Mock Judge vs baseline Steady Otter"
     assert {line.split(":")[0] for line in lines[1:4]} == {
@@ -41,11 +42,18 @@ def test_the_command_shows_progress_then_the_judge_leaderboard(setup):
         "Orchid Lantern",
         "Steady Otter",
     }
-    assert lines[-1].startswith("position bias ") and "over 8 pairs" in lines[-1]
+    assert lines[-2].startswith("position bias ") and "over 8 pairs" in lines[-2]
+    run = EvalRun.objects.get()
+    assert err.startswith(f"evaluation run {run.pk}\n") and err.rstrip().endswith("finished")
+    assert lines[-1] == (
+        f"evaluation run {run.pk}; export it: python manage.py export_eval {run.pk} "
+        "--format json|csv|arena"
+    )
 
 
 def test_json_and_the_budget(setup):
     data = json.loads(autoeval("--json", "--max-judge-calls", "3")[0])
+    assert data["export"] == f"python manage.py export_eval {data['run']} --format json|csv|arena"
     assert data["status"] == "budget" and "judge calls of 3" in data["note"]
     assert data["baseline"] == "Steady Otter"
     with pytest.raises(CommandError, match="No model named 'Nobody'"):

@@ -83,7 +83,10 @@ def test_progress_says_how_long_is_left_at_the_pace_so_far(staff, models):
     assert selectors.progress(run_id=run.pk).time_left_s is None  # no pace yet
     async_to_sync(running.eval_execute)(run.pk)
     done = selectors.progress(run_id=run.pk)
-    assert (done.answers_done, done.verdicts_done, done.time_left_s, done.share) == (20, 20, 0, 1)
+    assert (done.answers_done, done.verdicts_done, done.time_left_s, done.share) == (
+        20, 20, None, 1
+    )  # fmt: skip
+    assert done.line().endswith("  finished") and "left" not in done.line()
     # Half done in 60 s: about 60 s left.
     EvalRun.objects.filter(pk=run.pk).update(status="running")
     run.prompts.filter(index__gte=5).delete()

@@ -70,11 +70,14 @@ class Command(BaseCommand):
             )
         except ServiceError as exc:
             raise CommandError(exc.message) from None
+        export = f"python manage.py export_eval {run.pk} --format json|csv|arena"
         if o["background"]:
             services.eval_enqueue(run_id=run.pk)
-            self.stdout.write(f"evaluation run {run.pk} queued")
+            self.stdout.write(f"evaluation run {run.pk} queued; once it ends, export it: {export}")
             return
         quiet = o["json"]
+        if not quiet:
+            self.stderr.write(f"evaluation run {run.pk}")
         shown = [""]
 
         async def report(_run) -> None:
@@ -88,12 +91,14 @@ class Command(BaseCommand):
 
         done = async_to_sync(running.eval_execute)(run.pk, on_progress=report)
         if not quiet:
+            shown[0] = ""
+            async_to_sync(report)(done)  # how it ended, in place of the time left
             self.stderr.write("")
         result = selectors.judge_board(run_id=run.pk)
         rows = sorted(result.board.rows, key=lambda r: -r.score)
         if quiet:
             self.stdout.write(json.dumps({
-                "run": run.pk, "status": done.status, "note": done.note,
+                "run": run.pk, "export": export, "status": done.status, "note": done.note,
                 "judge": run.judge.public_name, "baseline": run.baseline.public_name,
                 "position_bias": result.position_bias, "missing_verdicts": result.missing,
                 "rows": [{"model": r.model, "score": r.score, "lower": r.lower,
@@ -118,6 +123,7 @@ class Command(BaseCommand):
             f"position bias {result.position_bias:.0%} over {result.pairs} pairs; "
             f"{result.missing} verdicts missing"
         )
+        self.stdout.write(f"evaluation run {run.pk}; export it: {export}")
 
     def _prompts(self, query: str) -> list[tuple[str, str]]:
         path = Path(query)
