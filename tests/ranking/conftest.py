@@ -12,20 +12,20 @@ from tests.helpers import make_model
 
 STRENGTHS = {"Alpha": 1.0, "Beta": 0.2, "Gamma": 0.0, "Delta": -0.8}
 
-# The rows ``voted`` made, per table, as PostgreSQL's COPY wrote them: made once per process,
-# then copied back in, the same rows and ids, for every test that asks for the log. Making them
-# costs a second, mostly quoting values; copying them in, a few milliseconds.
-_made: dict[str, bytes] = {}
+# The rows ``voted`` made, per table: made once per process, then put back, the same rows and
+# ids, for every test that asks for the log. Making them costs a second or more, mostly quoting
+# values; putting them back (PostgreSQL's COPY, or SQLite's executemany), a few milliseconds.
+_made: dict[str, object] = {}
 
 
 @pytest.fixture
 def voted(db) -> dict[str, float]:
     """1,600 simulated votes among the models of ``STRENGTHS`` (returned), and a model with
     none."""
-    if connection.vendor == "postgresql" and _made:
-        _copy_in(_made)
+    if _made:
+        _put_back(_made)
         return STRENGTHS
-    before = _keys() if connection.vendor == "postgresql" else None
+    before = _keys()
     for name in STRENGTHS:
         make_model(name, name.lower())
     make_model("Newcomer", "new-1")  # no votes at all
@@ -34,41 +34,64 @@ def voted(db) -> dict[str, float]:
     prompt_create(text="Anything?", category="general", language="en")
     prompt_create(text="¿Algo?", category="general", language="es")
     votes_simulate(n=1600, strengths=STRENGTHS, once=False)
-    if before is not None:
-        _made.update(_copy_out(before))
+    _made.update(_take_out(before))
     return STRENGTHS
 
 
-def _keys() -> dict[str, tuple[str, set]]:
-    """Every table's primary key column and the keys it holds now."""
-    found = {}
-    for model in apps.get_models(include_auto_created=True):
-        meta = model._meta
-        if meta.managed and not meta.proxy:
-            keys = set(model._base_manager.values_list("pk", flat=True))
-            found[meta.db_table] = (meta.pk.column, keys)
-    return found
+def _tables() -> dict[str, str]:
+    """Every table and its primary key column."""
+    return {
+        m._meta.db_table: m._meta.pk.column
+        for m in apps.get_models(include_auto_created=True)
+        if m._meta.managed and not m._meta.proxy
+    }
 
 
-def _copy_out(before: dict[str, tuple[str, set]]) -> dict[str, bytes]:
-    made = {}
+def _keys() -> dict[str, set]:
+    """The primary keys every table holds now, as the database gives them."""
+    q = connection.ops.quote_name
     with connection.cursor() as cursor:
-        for table, (column, keys) in _keys().items():
-            new = keys - before[table][1]
-            if new:
+        found = {}
+        for table, column in _tables().items():
+            cursor.execute(f"SELECT {q(column)} FROM {q(table)}")
+            found[table] = {key for (key,) in cursor.fetchall()}
+        return found
+
+
+def _take_out(before: dict[str, set]) -> dict[str, object]:
+    """The rows made since ``before``, per table."""
+    q = connection.ops.quote_name
+    columns = _tables()
+    made: dict[str, object] = {}
+    with connection.cursor() as cursor:
+        for table, keys in _keys().items():
+            new = list(keys - before[table])
+            if not new:
+                continue
+            if connection.vendor == "postgresql":
                 query = sql.SQL("COPY (SELECT * FROM {} WHERE {} = ANY({})) TO STDOUT").format(
-                    sql.Identifier(table), sql.Identifier(column), sql.Literal(list(new))
+                    sql.Identifier(table), sql.Identifier(columns[table]), sql.Literal(new)
                 )
                 with cursor.cursor.copy(query) as copy:
                     made[table] = b"".join(bytes(block) for block in copy)
+            else:
+                marks = ", ".join(["%s"] * len(new))
+                cursor.execute(
+                    f"SELECT * FROM {q(table)} WHERE {q(columns[table])} IN ({marks})", new
+                )
+                made[table] = cursor.fetchall()
     return made
 
 
-def _copy_in(made: dict[str, bytes]) -> None:
+def _put_back(made: dict[str, object]) -> None:
     # One transaction, so the deferred foreign keys are checked once every table is in.
+    q = connection.ops.quote_name
     with transaction.atomic(), connection.cursor() as cursor:
         for table, rows in made.items():
-            with cursor.cursor.copy(
-                sql.SQL("COPY {} FROM STDIN").format(sql.Identifier(table))
-            ) as copy:
-                copy.write(rows)
+            if connection.vendor == "postgresql":
+                statement = sql.SQL("COPY {} FROM STDIN").format(sql.Identifier(table))
+                with cursor.cursor.copy(statement) as copy:
+                    copy.write(rows)
+            else:
+                marks = ", ".join(["%s"] * len(rows[0]))
+                cursor.executemany(f"INSERT INTO {q(table)} VALUES ({marks})", rows)
