@@ -154,9 +154,10 @@ def _event(name: str, data: dict) -> bytes:
 
 
 async def run_events(request: HttpRequest, run_id: str) -> StreamingHttpResponse:
-    """Server-sent events while the run lasts: each pane's text as it arrives ("delta"), each
-    answer as saved when it ends ("answer": timings, tokens, cost, error), then the run with
-    the judge's verdict ("run"). No pacing: compare mode is not blind."""
+    """Server-sent events while the run lasts: each pane's text as it arrives ("delta"), an
+    answer's time to first token once its worker has kept it ("first"), each answer as saved
+    when it ends ("answer": timings, tokens, cost, error), then the run with the judge's
+    verdict ("run"). No pacing: compare mode is not blind."""
     user = await request.auser()
     if refused := await sync_to_async(_json_refusal)(user):
         return refused
@@ -171,6 +172,7 @@ async def _events(run: CompareRun):
     keys = {services.stream_key(run_id=run.pk, slot=slot): slot for slot in slots}
     cursors = dict.fromkeys(keys, START)
     sent: set[int] = set()
+    first: set[int] = set()
     deadline = time.monotonic() + run.deadline_s + services.STALE_GRACE_S + 600
     streams = answer_streams()
     checked = 0.0
@@ -197,6 +199,11 @@ async def _events(run: CompareRun):
             if answer["slot"] not in sent and answer["status"] not in ("pending", "running"):
                 sent.add(answer["slot"])
                 yield _event("answer", answer)
+            elif answer["slot"] not in first and answer["ttft_ms"] is not None:
+                # Measured by the worker at the first text, kept as the answer's: the page
+                # shows it then, never an estimate of its own.
+                first.add(answer["slot"])
+                yield _event("first", {"slot": answer["slot"], "ttft_ms": answer["ttft_ms"]})
         unended = any(a["status"] in selectors.UNENDED for a in answers)
         if status in selectors.ENDED:
             # A cancelled run's answers are saved, with the text that had arrived, once its

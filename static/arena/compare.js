@@ -87,13 +87,22 @@
     cell(d.slot, "tokens").textContent = "≈" + Math.round(texts[d.slot].length / 4) + " so far";
     render(d.slot, true);
     if (!state.first && pane(d.slot).querySelector(".bot-msg").textContent.trim()) {
-      // TTFT is measured where the request is made; the page shows that figure when the
-      // answer is saved and never an estimate of its own, which would mean something else.
       state.first = true;
-      var ttft = cell(d.slot, "ttft");
-      ttft.textContent = "arrived";
-      ttft.title = "The measured time to first token shows when the answer is saved.";
+      showTtft(d.slot);
     }
+  });
+  // TTFT is measured where the request is made, and kept: the page shows that figure (once
+  // the worker has it), never an estimate of its own, and nothing before the first text.
+  function showTtft(slot) {
+    var state = live[slot], ttft = cell(slot, "ttft");
+    if (!state.first || state.done) return;
+    ttft.textContent = state.ttft === undefined ? "arrived" : ms(state.ttft);
+    ttft.title = state.ttft === undefined ? "The measured time to first token shows when it is kept." : "";
+  }
+  source.addEventListener("first", function (e) {
+    var d = JSON.parse(e.data);
+    (live[d.slot] || (live[d.slot] = {})).ttft = d.ttft_ms;
+    showTtft(d.slot);
   });
   source.addEventListener("answer", function (e) {
     var a = JSON.parse(e.data);

@@ -204,6 +204,30 @@ async def test_the_live_events_end_with_every_answer_and_the_run(async_client, s
     await sync_to_async(connections.close_all)()
 
 
+async def test_the_events_give_a_kept_time_to_first_token_before_the_answer_ends(
+    async_client, staff, contestants, monkeypatch
+):
+    from asgiref.sync import sync_to_async
+    from channels.db import database_sync_to_async
+    from django.db import connections
+
+    from arena.compare import views
+
+    monkeypatch.setattr(views, "SAVING_GRACE_S", 0)
+    zq, ol, judge = contestants
+    run = await database_sync_to_async(saved_run)(zq, ol)
+    await database_sync_to_async(CompareAnswer.objects.filter(run=run, slot=1).update)(
+        status="running", ttft_ms=415.6
+    )
+    await async_client.aforce_login(staff)
+    response = await async_client.get(reverse("compare-events", args=[run.pk]))
+    body = b"".join([chunk async for chunk in response.streaming_content]).decode()
+    events = [block.split("\n") for block in body.strip().split("\n\n")]
+    assert [e[0] for e in events] == ["event: answer", "event: first", "event: run"]
+    assert json.loads(events[1][1].removeprefix("data: ")) == {"slot": 1, "ttft_ms": 415.6}
+    await sync_to_async(connections.close_all)()
+
+
 def test_a_rubric_edited_in_the_admin_is_checked_and_judges_runs_as_the_default(
     admin_client, staff, contestants
 ):
