@@ -120,3 +120,51 @@ def win_rates(verdicts: Sequence[Verdict], n_models: int) -> np.ndarray:
         won[verdict.model] += count * {A: 1.0, TIE: 0.5, B: 0.0}[outcome]
     with np.errstate(invalid="ignore", divide="ignore"):
         return np.where(games > 0, won / np.maximum(games, 1), np.nan)
+
+
+# A judge board row whose interval cannot be read as a ranking: too few games (as the human
+# leaderboard lists its low-vote models apart), or an interval wider than this many points (at
+# 400 points the odds change tenfold: such a row could be first or last).
+MIN_GAMES = 20
+MAX_WIDTH = 400.0
+
+
+def interval_doubt(games: int, lower: float | None, upper: float | None) -> str:
+    """Why a row's interval means nothing ("" when it can be read)."""
+    if games < MIN_GAMES:
+        return f"too few games ({games}, under {MIN_GAMES}) to rank"
+    if lower is None or upper is None or not np.isfinite([lower, upper]).all():
+        return "no interval could be fitted"
+    if upper - lower > MAX_WIDTH:
+        return (
+            f"interval {upper - lower:,.0f} points wide (over {MAX_WIDTH:,.0f}): cannot be ranked"
+        )
+    return ""
+
+
+def style_tracks_models(
+    a: np.ndarray, b: np.ndarray, ratios: np.ndarray, n_models: int, *, share: float = 0.9
+) -> bool:
+    """Whether the games' style differences are (almost) told by which models played: each
+    style feature that varies at all has at least ``share`` of its variance explained by the
+    two models' identities (R² of a least-squares fit on them), or none varies. Then a
+    style-controlled fit cannot tell a model's strength from its style, and its scores and
+    intervals (often thousands of points wide) mean nothing."""
+    ratios = np.asarray(ratios, dtype=float).reshape(len(a), -1)
+    if len(a) == 0:
+        return False
+    design = np.zeros((len(a), n_models))
+    design[np.arange(len(a)), a] += 1.0
+    design[np.arange(len(a)), b] -= 1.0
+    design = np.column_stack([design, np.ones(len(a))])
+    varying = 0
+    for column in ratios.T:
+        spread = float(((column - column.mean()) ** 2).sum())
+        if spread <= 1e-12:
+            continue
+        varying += 1
+        fitted, *_ = np.linalg.lstsq(design, column, rcond=None)
+        left = float(((column - design @ fitted) ** 2).sum())
+        if 1.0 - left / spread < share:
+            return False
+    return True

@@ -12,6 +12,7 @@ from django.db.models import Count, Max
 from arena.catalog.models import ModelEntry
 from arena.evals import exports
 from arena.evals.models import BattleVerdict, EvalRun
+from arena.evals.selectors import rows_doubted, style_unrankable
 from arena.integrity.models import VoteFlag
 from arena.integrity.selectors import counted_votes
 from arena.judges.rules import judges_own_family
@@ -188,11 +189,17 @@ def published_boards() -> list[dict]:
             max_age_s=settings.CALIBRATION["PUBLIC_MAX_AGE_S"],
         )
         calibrated = report["judges"][0] if report["judges"] else None
+        style_note = style_unrankable(run=run)
         found.append({
             **data,
             "mock": run.judge.backend == ModelEntry.Backend.MOCK,
-            "overall": [r for r in data["rows"] if (r["view"], r["breakdown"]) == ("raw", "all")],
-            "style": [r for r in data["rows"] if r["view"] == "style"],
+            "overall": rows_doubted(
+                [r for r in data["rows"] if (r["view"], r["breakdown"]) == ("raw", "all")]
+            ),
+            "style": rows_doubted(
+                [r for r in data["rows"] if r["view"] == "style"], unrankable=style_note
+            ),
+            "style_note": style_note,
             "agreement": calibrated and calibrated["overall"]["agreement"],
             "calibration_battles": calibrated and calibrated["overall"]["battles"],
             "simulated_battles": calibrated and calibrated["simulated_battles"],

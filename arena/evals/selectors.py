@@ -7,13 +7,21 @@ from dataclasses import dataclass
 from decimal import Decimal
 
 import numpy as np
+from django.core.cache import cache
 from django.db.models import Sum
 from django.utils import timezone
 
 from arena.core.text import style_counts
 from arena.evals.models import EvalAnswer, EvalRun, EvalVerdict
 from ranking.compute import Board, RankingConfig, compute_board
-from ranking.judged import Verdict, position_bias, vote_arrays, win_rates
+from ranking.judged import (
+    Verdict,
+    interval_doubt,
+    position_bias,
+    style_tracks_models,
+    vote_arrays,
+    win_rates,
+)
 
 
 @dataclass(frozen=True)
@@ -167,3 +175,39 @@ def judge_board(*, run_id: int, rounds: int = 200) -> JudgeBoard:
         pairs=n,
         missing=sum(1 for v in verdicts if v.level is None),
     )
+
+
+STYLE_TRACKS_MODELS = (
+    "Style-controlled scores are not shown: in this run each model's answers have almost the "
+    "same length and markdown in every game, so its style tells which model it is, and the "
+    "style-controlled fit cannot tell a model's strength from its style (its intervals run to "
+    "thousands of points). Read the judge score instead."
+)
+
+
+def style_unrankable(*, run: EvalRun) -> str:
+    """Why the run's style-controlled board cannot be ranked ("" when it can): the style
+    features track the models themselves (``ranking.judged.style_tracks_models``). A finished
+    run's answer is cached, as nothing can change it any more."""
+    key = f"evals:style-tracks:{run.pk}:{run.finished_at and run.finished_at.timestamp()}"
+    found = cache.get(key) if run.finished_at else None
+    if found is None:
+        names, verdicts, style, _, _ = judge_verdicts(run)
+        found = ""
+        if verdicts:
+            votes = vote_arrays(verdicts, names, style=style)
+            tracks = style_tracks_models(votes.a, votes.b, votes.style_ratios(), len(names))
+            found = STYLE_TRACKS_MODELS if tracks else ""
+        if run.finished_at:
+            cache.set(key, found, 24 * 3600)
+    return found
+
+
+def rows_doubted(rows: list[dict], *, unrankable: str = "") -> list[dict]:
+    """Board rows (``exports`` rows) each with ``doubt``: why its interval cannot be read as a
+    ranking ("" when it can), so a page greys it and says why; ``unrankable`` applies to
+    every row (the style board's)."""
+    return [
+        {**r, "doubt": unrankable or interval_doubt(r["games"], r["lower"], r["upper"])}
+        for r in rows
+    ]
