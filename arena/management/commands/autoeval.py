@@ -12,6 +12,7 @@ from arena.catalog.models import ModelEntry
 from arena.catalog.selectors import model_by_name
 from arena.core.errors import ServiceError
 from arena.evals import running, selectors, services
+from ranking.judged import interval_doubt
 
 
 class Command(BaseCommand):
@@ -114,11 +115,15 @@ class Command(BaseCommand):
             self.stdout.write(done.note)
         for r in rows:
             rate = result.win_rate.get(r.model)
+            doubt = interval_doubt(r.votes, r.lower, r.upper)
             self.stdout.write(
                 f"{r.model}: {r.score:.0f} [{r.lower:.0f}, {r.upper:.0f}] rank "
                 f"{r.rank_best}-{r.rank_worst} win rate "
                 f"{'-' if rate is None else f'{rate:.0%}'} cost ${result.cost.get(r.model, 0):.4f}"
+                + (f" (not ranked: {doubt})" if doubt else "")
             )
+        if note := selectors.style_unrankable(run=run):
+            self.stdout.write(note)
         self.stdout.write(
             f"position bias {result.position_bias:.0%} over {result.pairs} pairs; "
             f"{result.missing} verdicts missing"
