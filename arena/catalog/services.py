@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from arena.backends.openrouter import CATALOG_URL, CatalogError, catalog_read, served_by
+from arena.backends.outbound import url_problems
 from arena.catalog.models import ModelEntry
 from arena.core.errors import ServiceError
 
@@ -66,3 +68,42 @@ def params_check(*, models: list[ModelEntry], params: dict) -> None:
                 f"{model.public_name} does not support {missing[0]!r}. Clear it for all models, "
                 "or remove the model.",
             )
+
+
+def openrouter_sync(
+    *, models: list[ModelEntry] | None = None, url: str = CATALOG_URL, fresh: bool = False
+) -> list[str]:
+    """Set the shared parameters of OpenRouter's models (``models``, else every one) from
+    OpenRouter's catalog at ``url``: those of PARAM_NAMES its ``supported_parameters`` lists.
+    An OpenRouter model is an OpenAI-compatible one whose base_url is on the catalog's host.
+    One line a model, saying what was done; a ServiceError when the catalog cannot be read."""
+    if problems := url_problems(url, "url"):
+        raise ServiceError("bad_url", problems[0])
+    chosen = models if models is not None else list(ModelEntry.objects.all())
+    served = [
+        m
+        for m in chosen
+        if m.backend == ModelEntry.Backend.OPENAI_COMPATIBLE
+        and served_by(str((m.backend_settings or {}).get("base_url") or ""), url=url)
+    ]
+    if not served:
+        return ["No OpenRouter model (an OpenAI-compatible model whose base_url is on the "
+                f"catalog's host, {url}) to read."]  # fmt: skip
+    try:
+        catalog = catalog_read(url=url, fresh=fresh)
+    except CatalogError as exc:
+        raise ServiceError("catalog_unreadable", str(exc)) from None
+    lines = []
+    for model in served:
+        listed = catalog.get(model.model_id)
+        if listed is None:
+            lines.append(
+                f"{model.public_name}: {model.model_id!r} is not in the catalog; unchanged."
+            )
+            continue
+        supported = [p for p in PARAM_NAMES if p in listed]
+        if supported != list(model.supported_params or []):
+            model.supported_params = supported
+            model.save(update_fields=["supported_params"])
+        lines.append(f"{model.public_name}: supports {', '.join(supported) or 'none of them'}.")
+    return lines

@@ -17,8 +17,10 @@ from typing import Literal
 
 from arena.devtools.http_server import HTTPServer, Request, response_head
 
-# The captured vendor streams live with the tests that replay them.
-STREAMS = Path(__file__).resolve().parents[2] / "tests" / "fixtures" / "streams"
+# The captured vendor streams, and recorded vendor documents (OpenRouter's models catalog),
+# live with the tests that replay them.
+FIXTURES = Path(__file__).resolve().parents[2] / "tests" / "fixtures"
+STREAMS = FIXTURES / "streams"
 REASONS = {
     200: "OK",
     400: "Bad Request",
@@ -64,6 +66,17 @@ class Canned:
             body=json.dumps(payload).encode(),
             content_type="application/json",
             headers=headers or {},
+            framing="length",
+            split=None,
+        )
+
+    @classmethod
+    def recorded(cls, name: str) -> Canned:
+        """A recorded JSON document under tests/fixtures (e.g. "openrouter/models.json"),
+        served as its vendor serves it."""
+        return cls(
+            body=(FIXTURES / name).read_bytes(),
+            content_type="application/json",
             framing="length",
             split=None,
         )
