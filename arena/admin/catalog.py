@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 
 from django import forms
-from django.contrib import admin
+from django.contrib import admin, messages
 from django.core.exceptions import ValidationError
 from django.db import models
 from django.http import HttpRequest
@@ -17,6 +17,7 @@ from arena.backends.registry import settings_help, settings_problems
 from arena.backends.secrets import redacted, secret_problems
 from arena.catalog import services as catalog_services
 from arena.catalog.models import ModelEntry, ModelPrice
+from arena.core.errors import ServiceError
 from arena.core.text import text_clean
 
 # Deeper than any backend's settings need; Python's JSON parser gives up near 1,000 levels.
@@ -161,7 +162,7 @@ class ModelEntryAdmin(admin.ModelAdmin):
     readonly_fields = ("created_at",)
     inlines = (ModelPriceInline,)
     change_list_template = "admin/arena/modelentry/change_list.html"
-    actions = ("activate_models", "deactivate_models")
+    actions = ("activate_models", "deactivate_models", "sync_openrouter")
 
     activate_models, deactivate_models = set_active_actions(
         apply=lambda ids, active: catalog_services.models_set_active(model_ids=ids, active=active),
@@ -169,6 +170,20 @@ class ModelEntryAdmin(admin.ModelAdmin):
         on=("Put selected models into battles", "{n} model(s) activated."),
         off=("Take selected models out of battles", "{n} model(s) deactivated."),
     )
+
+    @admin.action(
+        description="Read supported parameters from OpenRouter's catalog", permissions=["change"]
+    )
+    def sync_openrouter(self, request: HttpRequest, queryset) -> None:
+        """The selected OpenRouter models' shared parameters, as OpenRouter's models catalog
+        lists them (catalog.services.openrouter_sync; the catalog is cached an hour)."""
+        try:
+            lines = catalog_services.openrouter_sync(models=list(queryset))
+        except ServiceError as exc:
+            self.message_user(request, exc.message, messages.ERROR)
+            return
+        for line in lines:
+            self.message_user(request, line, messages.INFO)
 
     def _view_only(self, request: HttpRequest, obj: ModelEntry | None) -> bool:
         return obj is not None and not self.has_change_permission(request, obj)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from arena.backends.openrouter import CATALOG_URL, CatalogError, catalog_read, served_by
+from arena.backends import openrouter
 from arena.backends.outbound import url_problems
 from arena.catalog.models import ModelEntry
 from arena.core.errors import ServiceError
@@ -71,12 +71,14 @@ def params_check(*, models: list[ModelEntry], params: dict) -> None:
 
 
 def openrouter_sync(
-    *, models: list[ModelEntry] | None = None, url: str = CATALOG_URL, fresh: bool = False
+    *, models: list[ModelEntry] | None = None, url: str = "", fresh: bool = False
 ) -> list[str]:
     """Set the shared parameters of OpenRouter's models (``models``, else every one) from
     OpenRouter's catalog at ``url``: those of PARAM_NAMES its ``supported_parameters`` lists.
     An OpenRouter model is an OpenAI-compatible one whose base_url is on the catalog's host.
-    One line a model, saying what was done; a ServiceError when the catalog cannot be read."""
+    One line a model, saying what was done; a ServiceError when the catalog cannot be read.
+    ``url``: OpenRouter's own catalog (openrouter.CATALOG_URL) when empty."""
+    url = url or openrouter.CATALOG_URL
     if problems := url_problems(url, "url"):
         raise ServiceError("bad_url", problems[0])
     chosen = models if models is not None else list(ModelEntry.objects.all())
@@ -84,14 +86,14 @@ def openrouter_sync(
         m
         for m in chosen
         if m.backend == ModelEntry.Backend.OPENAI_COMPATIBLE
-        and served_by(str((m.backend_settings or {}).get("base_url") or ""), url=url)
+        and openrouter.served_by(str((m.backend_settings or {}).get("base_url") or ""), url=url)
     ]
     if not served:
         return ["No OpenRouter model (an OpenAI-compatible model whose base_url is on the "
                 f"catalog's host, {url}) to read."]  # fmt: skip
     try:
-        catalog = catalog_read(url=url, fresh=fresh)
-    except CatalogError as exc:
+        catalog = openrouter.catalog_read(url=url, fresh=fresh)
+    except openrouter.CatalogError as exc:
         raise ServiceError("catalog_unreadable", str(exc)) from None
     lines = []
     for model in served:

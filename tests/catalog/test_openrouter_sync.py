@@ -78,3 +78,29 @@ async def test_a_catalog_that_cannot_be_read_changes_nothing_and_says_why(
     catalog.response = Canned.json(200, {"models": []})
     with pytest.raises(CommandError, match="not in its documented form"):
         await sync_to_async(sync)(catalog, "--fresh")
+
+
+async def test_an_admin_action_reads_the_catalog_for_the_selected_models(
+    catalog, transactional_db, monkeypatch
+):
+    from django.test import Client
+    from django.urls import reverse
+
+    from tests.helpers import make_user
+
+    monkeypatch.setattr("arena.backends.openrouter.CATALOG_URL", f"{catalog.url}/api/v1/models")
+    model = await sync_to_async(routed)(catalog, "O3 Mini", "openai/o3-mini")
+
+    def act() -> str:
+        client = Client()
+        client.force_login(make_user("admin@example.com", is_staff=True, is_superuser=True))
+        page = client.post(
+            reverse("admin:arena_modelentry_changelist"),
+            {"action": "sync_openrouter", "_selected_action": [model.pk]},
+            follow=True,
+        )
+        return page.content.decode()
+
+    assert "O3 Mini: supports max_tokens." in await sync_to_async(act)()
+    await sync_to_async(model.refresh_from_db)()
+    assert model.supported_params == ["max_tokens"]
