@@ -14,14 +14,12 @@ from django.urls import URLPattern, path
 from arena.admin.common import set_active_actions
 from arena.admin.pools import pools_view
 from arena.backends.registry import settings_help, settings_problems
+from arena.backends.secrets import MAX_DEPTH as SETTINGS_MAX_DEPTH
 from arena.backends.secrets import redacted, secret_problems
 from arena.catalog import services as catalog_services
 from arena.catalog.models import ModelEntry, ModelPrice
 from arena.core.errors import ServiceError
 from arena.core.text import text_clean
-
-# Deeper than any backend's settings need; Python's JSON parser gives up near 1,000 levels.
-SETTINGS_MAX_DEPTH = 20
 
 
 class SettingsJSONField(forms.JSONField):

@@ -211,6 +211,11 @@ def header_problems(headers: object, where: str = "headers") -> list[str]:
     return problems
 
 
+# How deep settings may nest (the model form refuses more): few enough levels that reading
+# them, as the admin's redacted display does, never runs out of stack.
+MAX_DEPTH = 20
+
+
 def secret_problems(value: object, where: str = "") -> list[str]:
     """What is wrong with backend settings that would store a secret instead of naming where
     it is, or name a place no key may come from; empty when they are fine."""
@@ -255,16 +260,21 @@ def secret_problems(value: object, where: str = "") -> list[str]:
 REDACTED = "[redacted]"
 
 
-def redacted(value: object, key: str = "", *, in_headers: bool = False) -> object:
+def redacted(value: object, key: str = "", *, in_headers: bool = False, depth: int = 0) -> object:
     """Settings as the admin shows them: any value that is, or looks like, a key replaced,
-    and URLs without user names, passwords or query strings (older rows may hold them)."""
+    and URLs without user names, passwords or query strings (older rows may hold them); what
+    nests deeper than MAX_DEPTH (a form refused for it shows what was typed) hidden whole."""
+    if isinstance(value, dict | list) and depth > MAX_DEPTH:
+        return REDACTED
     if isinstance(value, dict):
         return {
-            k: redacted(v, str(k), in_headers=in_headers or str(k).lower() == "headers")
+            k: redacted(
+                v, str(k), in_headers=in_headers or str(k).lower() == "headers", depth=depth + 1
+            )
             for k, v in value.items()
         }
     if isinstance(value, list):
-        return [redacted(v, key) for v in value]
+        return [redacted(v, key, depth=depth + 1) for v in value]
     if not isinstance(value, str):
         return value
     lowered = key.lower()

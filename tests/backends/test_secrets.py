@@ -17,7 +17,7 @@ from django.conf import settings as django_settings
 from arena.backends.outbound import GuardedSyncTransport
 from arena.backends.pools import health_check, probe
 from arena.backends.registry import backend_for, settings_problems
-from arena.backends.secrets import secret_problems
+from arena.backends.secrets import MAX_DEPTH, REDACTED, redacted, secret_problems
 from arena.devtools.fixture_server import Canned
 from arena.devtools.mock_server import MockServer
 from tests.helpers import ask, backend, run
@@ -298,3 +298,15 @@ def test_a_vendor_key_pasted_under_any_name_is_refused_and_never_shown(settings)
     conf = {"prefix": "sk-proj-7Hq2vN9xK4mP1wR8sT3u", "queue": "gpu-a100-80gb-us-east-1-prod-2"}
     assert "'prefix' holds what looks like an API key" in problems("mock", conf)
     assert redacted(conf) == {"prefix": "[redacted]", "queue": conf["queue"]}
+
+
+def test_settings_nested_past_the_limit_are_shown_hidden_not_recursed_into():
+    deep: list = []
+    for _ in range(5000):
+        deep = [deep]
+    shown = redacted({"base_url": "http://user:pw@x/", "a": deep})
+    assert shown["base_url"] == "http://x/"
+    level = shown["a"]
+    for _ in range(MAX_DEPTH):
+        level = level[0]
+    assert level == REDACTED
