@@ -58,3 +58,19 @@ def test_the_judge_tab_greys_rows_it_cannot_rank_and_says_why(client, transactio
         "too few games"
     )
     assert "style_note" in shown  # the demo's mock models: ranking.judged.style_tracks_models
+
+
+def test_the_agreements_counts_add_up_decisive_of_judged_and_simulated_of_judged(rf):
+    from django.template.loader import render_to_string
+
+    run = {
+        "name": "demo", "judge": "Mock Judge", "baseline": "Steady Otter", "pairs": 8,
+        "position_bias": 0.1, "missing_verdicts": 0, "overall": [], "style": [],
+        "agreement": {"value": 0.7, "lower": 0.6, "upper": 0.8, "n": 149},
+        "calibration_battles": 200, "simulated_battles": 200,
+    }  # fmt: skip
+    page = render_to_string("evals/leaderboard_judge.html", {"runs": [run]}, request=rf.get("/"))
+    assert (
+        "over the 149 battles where both the rater and the judge took a side, of 200 judged; "
+        "200 of the 200 are simulated"
+    ) in " ".join(page.split())
