@@ -21,6 +21,9 @@ class Strategy(ABC):
     answer_count: ClassVar[tuple[int, int]]  # how many answers one judgement reads: fewest, most
     # A longer reply is cut; None: as long as an answer may be (ARENA's ANSWER_MAX_CHARS).
     reply_max_chars: ClassVar[int | None]
+    # Whether a judge that refuses a temperature is asked again without it. Such a retry is not
+    # one of the judgement's counted calls, so a strategy whose calls a budget counts keeps off.
+    temperature_fallback: ClassVar[bool]
 
     @abstractmethod
     async def judge(self, caller: JudgeCaller, *, prompt: str, answers: dict[str, str], **options):

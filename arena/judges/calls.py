@@ -97,6 +97,7 @@ class JudgeCaller:
         system: str,
         max_chars: int,
         on_call: Callable[[Call], Awaitable[None]] | None = None,
+        temperature_fallback: bool = True,
     ) -> None:
         self.model, self.system, self.max_chars = model, system, max_chars
         self.on_call = on_call  # told of each call as it ends (a record that outlives a crash)
@@ -104,7 +105,8 @@ class JudgeCaller:
         self.calls: list[Call] = []
         self.temperature = True
         self.temperature_dropped = False
-        self.temperature_tried = False  # asked once without it after a refusal: not again
+        # Asked once without it after a refusal: not again (never, where the strategy says so).
+        self.temperature_tried = not temperature_fallback
         # The backend's class says whether it takes a JSON schema for the reply; the model's
         # settings say whether this provider honours it ("structured_output": true).
         self.structured = bool(model.backend_settings.get("structured_output")) and (

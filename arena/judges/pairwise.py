@@ -38,6 +38,7 @@ class PairwiseStrategy(Strategy):
     system = JUDGE_SYSTEM
     answer_count = (2, 2)
     reply_max_chars = 20_000
+    temperature_fallback = False  # an evaluation's judge-call limit counts every request
 
     async def judge(
         self, caller: JudgeCaller, *, prompt: str, answers: dict[str, str]

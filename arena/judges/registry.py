@@ -58,6 +58,7 @@ async def judge_answers(
         system=chosen.system,
         max_chars=chosen.reply_max_chars or settings.ARENA["ANSWER_MAX_CHARS"],
         on_call=on_call,
+        temperature_fallback=chosen.temperature_fallback,
     )
     outcome = await chosen.judge(
         caller,

@@ -295,6 +295,7 @@ class RubricStrategy(Strategy):
     system = SYSTEM
     answer_count = (0, len(string.ascii_uppercase))  # none judged: nothing is asked
     reply_max_chars = None  # as long as an answer may be
+    temperature_fallback = True
 
     async def judge(
         self,

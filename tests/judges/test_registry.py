@@ -1,5 +1,5 @@
 """Strategies are chosen by name from one list, and every one is asked through the same loop:
-names masked, a refused temperature dropped, every call kept with its cost."""
+names masked, every call kept with its cost."""
 
 from __future__ import annotations
 
@@ -7,6 +7,7 @@ import pytest
 from channels.db import database_sync_to_async
 
 from arena.judges import pairwise, rubric
+from arena.judges.calls import ATTEMPTS
 from arena.judges.registry import UnknownStrategy, judge_answers, strategy_for, strategy_names
 from tests.helpers import make_model
 
@@ -29,16 +30,26 @@ async def test_a_pairwise_judge_reads_exactly_two_answers():
         )
 
 
-async def test_a_pairwise_judge_that_rejects_temperature_is_asked_without_it_and_names_are_masked():
-    judge = await database_sync_to_async(make_model)(
-        "Judge", "judge-1", judge=True, misbehaviour="judge_rejects_temperature"
-    )
+async def test_a_pairwise_judge_reads_the_answers_with_every_name_masked():
+    judge = await database_sync_to_async(make_model)("Judge", "judge-1", judge=True)
     found = await judge_answers(
         "pairwise", judge=judge, prompt="Which is Zephyr Quill?",
         answers={"A": "I am Zephyr Quill.", "B": "I cannot say."}, terms=("Zephyr Quill",),
     )  # fmt: skip
     assert found.outcome in {"A>>B", "A>B", "A=B", "B>A", "B>>A"}
-    assert found.temperature_dropped is True
-    assert found.attempts == 1 and found.calls[0].temperature_sent is False
+    assert found.attempts == 1 and found.calls[0].temperature_sent is True
     assert "Zephyr" not in found.calls[0].request and "[MODEL]" in found.calls[0].request
     assert pairwise.verdict_data(found)["level"] == found.outcome
+
+
+async def test_a_pairwise_judge_that_rejects_temperature_is_not_asked_behind_its_call_count():
+    """An evaluation's judge-call limit counts calls: a request it does not count is never
+    sent, so a judge that refuses temperature fails its calls, each counted."""
+    judge = await database_sync_to_async(make_model)(
+        "Judge", "judge-1", judge=True, misbehaviour="judge_rejects_temperature"
+    )
+    found = await judge_answers(
+        "pairwise", judge=judge, prompt="Hi", answers={"A": "x", "B": "y"}, terms=()
+    )
+    assert found.outcome is None and found.temperature_dropped is False
+    assert [c.temperature_sent for c in found.calls] == [True] * ATTEMPTS
