@@ -153,10 +153,13 @@ COMPARE_TASK = "arena.compare.run"  # the task (arena.compare.tasks) that runs c
 def compare_enqueue(*, run_id: object) -> None:
     """Run it once the transaction that made it commits: one job per pool queue (a model's
     backend settings' "queue"), as battles do, so each GPU pool's own workers stream its
-    models; after arena traffic (COMPARE_PRIORITY). In-process mode: in this web process."""
-    by_queue: dict[str, list[int]] = {}
-    for answer in CompareAnswer.objects.filter(run_id=run_id).select_related("model"):
-        by_queue.setdefault(answer.model.pool_queue, []).append(answer.slot)
+    models; after arena traffic (COMPARE_PRIORITY). In-process mode: the whole run as one job
+    in this web process, every stream on one clock, as pool queues mean nothing there."""
+    by_queue: dict[str, list[int] | None] = {"": None}
+    if settings.GENERATION_MODE == "celery":
+        by_queue = {}
+        for answer in CompareAnswer.objects.filter(run_id=run_id).select_related("model"):
+            by_queue.setdefault(answer.model.pool_queue, []).append(answer.slot)
     for queue, slots in by_queue.items():
         job_send(
             task=COMPARE_TASK, args=[str(run_id), slots], queue=queue,
@@ -310,6 +313,11 @@ async def _stream_one(run: CompareRun, slot: _Slot, began: float) -> None:
         on_delta=lambda text: streams.append(key, text),
         max_chars=settings.ARENA["ANSWER_MAX_CHARS"],
         timeout_s=max(0.1, min(slot.timeout_s, left)),
+        # The time to first token as it will be kept, saved at once: the run page's events
+        # send it ("first") while the answer still streams.
+        on_first=database_sync_to_async(
+            lambda ms: CompareAnswer.objects.filter(pk=answer.pk).update(ttft_ms=ms)
+        ),
     )
     await database_sync_to_async(_save)(answer, result)
     try:

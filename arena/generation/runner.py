@@ -65,6 +65,7 @@ async def stream_answer(
     max_chars: int,
     timeout_s: float,
     stop: asyncio.Event | None = None,
+    on_first: Callable[[float], Awaitable[None]] | None = None,
 ) -> StreamResult:
     """``stop``, once set, ends the stream as the deadline would (its HTTP response closed at
     once, even while the model sends nothing), with the error kind ``stopped``."""
@@ -104,6 +105,8 @@ async def stream_answer(
                         continue
                     if ttft_ms is None:
                         ttft_ms = (time.perf_counter() - started) * 1000
+                        if on_first is not None:  # the figure kept, for a live page
+                            await on_first(ttft_ms)
                     parts.append(text)
                     size += len(text)
                     await on_delta(text)
