@@ -177,7 +177,7 @@ def test_pool_page_shows_replica_health_throughput_and_vote_cost(client):
     [
         ("[" * 3000 + "]" * 3000, "nested too deep"),
         # Parsed, refused, and shown again: the redacted display must not recurse to the end.
-        ('{"a": ' + "[" * 900 + "]" * 900 + "}", "levels deep"),
+        ('{"a": ' + "[" * 900 + "]" * 900 + "}", "deep"),
         (json.dumps({"a": {"b": [[[[[[[[[[[[[[[[[[[[[[1]]]]]]]]]]]]]]]]]]]]]]}}), "levels deep"),
         (json.dumps({"base_url": "http://x/\x00"}), "NUL"),
         (json.dumps({"replicas": 5}), "must be a list of objects"),

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import uuid
+
 import pytest
 from django.test import Client
 from django.urls import reverse
@@ -29,6 +31,10 @@ pytestmark = pytest.mark.usefixtures("generation")
 @pytest.fixture
 def gold_always(settings) -> None:
     settings.INTEGRITY = {**settings.INTEGRITY, "GOLD_SHARE": 1.0}
+    # Tickets are cache keys made of ids, which another test's database hands out again: each
+    # test reads only its own (they are drawn and redeemed in this process).
+    prefix = f"gold-{uuid.uuid4().hex}"
+    settings.CACHES = {"default": {**settings.CACHES["default"], "KEY_PREFIX": prefix}}
 
 
 @pytest.fixture
