@@ -4,8 +4,11 @@ before the first text), then a run cancelled mid-stream that keeps the text that
 
 from __future__ import annotations
 
+import re
+
 import pytest
 from django.contrib.auth.models import Permission
+from playwright.sync_api import expect
 
 from arena.catalog.models import ModelEntry
 from arena.compare.models import CompareRun
@@ -93,9 +96,9 @@ def test_a_four_model_run_reads_as_a_comparison_and_cancel_keeps_the_text(
         backend_settings={"ttft_ms": 0, "tokens_per_s": 4, "answer_tokens": 400}
     )
     start_run(page, asgi_server, models)
-    page.wait_for_function(
-        "[...document.querySelectorAll('.pane .bot-msg')].every(b => b.textContent.trim())"
-    )
+    # Locator waits, not a polled script: the page's CSP allows no eval.
+    for i in range(len(models)):
+        expect(page.locator(".pane .bot-msg").nth(i)).to_have_text(re.compile(r"\S"))
     page.click("#cancel")
     page.wait_for_selector("#compare-run[data-status=cancelled]", timeout=30_000)
     for i in range(4):
