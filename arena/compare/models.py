@@ -53,7 +53,24 @@ class CompareRun(models.Model):
         return f"Compare run {self.pk}"
 
 
-class CompareAnswer(models.Model):
+class Spend(models.Model):
+    """What a request used and cost: its tokens (counted, or estimated) and its cost with the
+    cost's status. An answer's, and a judge call's (every request it took, a refused
+    temperature's too)."""
+
+    input_tokens = models.PositiveIntegerField(null=True, blank=True)
+    output_tokens = models.PositiveIntegerField(null=True, blank=True)
+    tokens_estimated = models.BooleanField(default=False)
+    cost = models.DecimalField(max_digits=14, decimal_places=8, null=True, blank=True)
+    cost_status = models.CharField(
+        max_length=16, choices=CostStatus.choices, blank=True, default=""
+    )
+
+    class Meta:
+        abstract = True
+
+
+class CompareAnswer(Spend):
     Status = AnswerStatus
 
     run = models.ForeignKey(CompareRun, on_delete=models.CASCADE, related_name="answers")
@@ -72,13 +89,6 @@ class CompareAnswer(models.Model):
     )
     ttft_ms = models.FloatField(null=True, blank=True)
     total_ms = models.FloatField(null=True, blank=True)
-    input_tokens = models.PositiveIntegerField(null=True, blank=True)
-    output_tokens = models.PositiveIntegerField(null=True, blank=True)
-    tokens_estimated = models.BooleanField(default=False)
-    cost = models.DecimalField(max_digits=14, decimal_places=8, null=True, blank=True)
-    cost_status = models.CharField(
-        max_length=16, choices=CostStatus.choices, blank=True, default=""
-    )
     error_kind = models.CharField(max_length=32, blank=True, default="")
     error_message = models.TextField(blank=True, default="")
     # The judge on this answer: per-criterion {"score", "reason"}, or why it was not judged.
@@ -96,7 +106,7 @@ class CompareAnswer(models.Model):
         return f"{self.label}: {self.model_id} in {self.run_id}"
 
 
-class JudgeCall(models.Model):
+class JudgeCall(Spend):
     """One request to the judge and its reply, kept for audit: what it saw (redacted), in which
     order, what it said, and whether the reply was usable."""
 
@@ -109,14 +119,6 @@ class JudgeCall(models.Model):
     schema_sent = models.BooleanField(default=False)  # the reply's JSON schema, to the provider
     reply = models.TextField(blank=True, default="")
     problem = models.TextField(blank=True, default="")  # empty: the reply was used
-    # What the call used and cost (every request it took, a refused temperature's too).
-    input_tokens = models.PositiveIntegerField(null=True, blank=True)
-    output_tokens = models.PositiveIntegerField(null=True, blank=True)
-    tokens_estimated = models.BooleanField(default=False)
-    cost = models.DecimalField(max_digits=14, decimal_places=8, null=True, blank=True)
-    cost_status = models.CharField(
-        max_length=16, choices=CostStatus.choices, blank=True, default=""
-    )
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
