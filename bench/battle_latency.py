@@ -45,22 +45,13 @@ from bench import common  # noqa: E402
 RUN = uuid.uuid4().hex[:8]
 LOGS = ROOT / "var"
 
-os.environ.setdefault("DJANGO_SETTINGS_MODULE", "arena.settings")
-os.environ.setdefault("DATABASE_URL", "postgres://postgres@127.0.0.1:5432/arena_bench")
-os.environ.setdefault("REDIS_URL", "redis://127.0.0.1:6379/9")
-os.environ.setdefault("GENERATION_MODE", "celery")
-# Queues of its own, so no other worker on the same Redis takes this bench's tasks.
-os.environ["GENERATION_QUEUE"] = "bench-latency-generation"
-os.environ["CELERY_DEFAULT_QUEUE"] = "bench-latency-default"
+common.celery_environment(name="latency", database="arena_bench", redis_db=9)
 # Pacing wide open: one tick's worth of delay at most, so the figure is the transport's.
 os.environ.setdefault("ARENA_PACE_TICK_MS", "10")
 os.environ.setdefault("ARENA_PACE_CHARS", "1000000")
 # The bench measures the pipeline, not the rate limits it would otherwise run into.
 for _scope in ("USER", "NETWORK"):
     os.environ.setdefault(f"RATELIMIT_BATTLE_START_{_scope}", "")
-os.environ.setdefault("PYTHONUNBUFFERED", "1")
-# As the README's production shape: each process keeps its database connection.
-os.environ.setdefault("DATABASE_CONN_MAX_AGE", "60")
 
 
 def client(job: dict) -> dict:

@@ -19,6 +19,21 @@ CELERY = ("celery", "-A", "arena")
 # Database -----------------------------------------------------------------------------------
 
 
+def celery_environment(*, name: str, database: str, redis_db: int) -> None:
+    """The environment of a bench that runs battles through a real Celery worker: its own
+    database, Redis db and queues, so no other worker on the same Redis takes its tasks. Call
+    it before Django is set up; what the caller's environment already says wins."""
+    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "arena.settings")
+    os.environ.setdefault("DATABASE_URL", f"postgres://postgres@127.0.0.1:5432/{database}")
+    os.environ.setdefault("REDIS_URL", f"redis://127.0.0.1:6379/{redis_db}")
+    os.environ.setdefault("GENERATION_MODE", "celery")
+    os.environ["GENERATION_QUEUE"] = f"bench-{name}-generation"
+    os.environ["CELERY_DEFAULT_QUEUE"] = f"bench-{name}-default"
+    os.environ.setdefault("PYTHONUNBUFFERED", "1")
+    # As the README's production shape: each process keeps its database connection.
+    os.environ.setdefault("DATABASE_CONN_MAX_AGE", "60")
+
+
 def ensure_database(*, require_postgres: bool = False) -> bool:
     """Create the PostgreSQL database DATABASE_URL names if it is missing; True if created."""
     import psycopg

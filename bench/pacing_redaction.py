@@ -21,20 +21,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from arena.battles.pacing import Pacer, _Pane  # noqa: E402
 from arena.integrity.checks import name_tail, redact  # noqa: E402
 
-TERMS = (
-    "Claude",
-    "Anthropic",
-    "GPT",
-    "ChatGPT",
-    "OpenAI",
-    "Gemini",
-    "Google",
-    "Llama",
-    "Meta",
-    "Mistral",
-    "xAI",
-    "Deep Owl",
-)
+# The default identity terms a deployment masks, and one of the demo's model names.
+VENDORS = "Claude Anthropic GPT ChatGPT OpenAI Gemini Google Llama Meta Mistral xAI"
+TERMS = (*VENDORS.split(), "Deep Owl")
 SIZE, ENTRY = 4000, 4
 
 PROSE = {

@@ -43,13 +43,7 @@ from bench.ws_client import connect  # noqa: E402
 
 RUN = uuid.uuid4().hex[:8]
 
-os.environ.setdefault("DJANGO_SETTINGS_MODULE", "arena.settings")
-os.environ.setdefault("DATABASE_URL", "postgres://postgres@127.0.0.1:5432/arena_bench_flood")
-os.environ.setdefault("REDIS_URL", "redis://127.0.0.1:6379/0")
-os.environ.setdefault("GENERATION_MODE", "celery")
-# Queues of its own, so no other worker on the same Redis takes this bench's tasks.
-os.environ["GENERATION_QUEUE"] = "bench-flood-generation"
-os.environ["CELERY_DEFAULT_QUEUE"] = "bench-flood-default"
+common.celery_environment(name="flood", database="arena_bench_flood", redis_db=0)
 os.environ["TRUSTED_PROXY_HEADER"] = "HTTP_X_FORWARDED_FOR"
 os.environ["TRUSTED_PROXY_COUNT"] = "1"
 os.environ.setdefault("RATELIMIT_VOTE_USER", "10/m")
@@ -57,9 +51,6 @@ os.environ.setdefault("RATELIMIT_VOTE_NETWORK", "100/m")
 # Fast pacing: a battle's length is the generation path's, not the reading speed's.
 os.environ.setdefault("ARENA_PACE_TICK_MS", "5")
 os.environ.setdefault("ARENA_PACE_CHARS", "60")
-os.environ.setdefault("PYTHONUNBUFFERED", "1")
-# As the README's production shape: each process keeps its database connection.
-os.environ.setdefault("DATABASE_CONN_MAX_AGE", "60")
 
 MOCK = {"ttft_ms": 0, "tokens_per_s": 0, "answer_tokens": 20}
 ACTIONS = ("start", "vote")

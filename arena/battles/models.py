@@ -43,9 +43,11 @@ class Prompt(models.Model):
 
 class Battle(models.Model):
     class Status(models.TextChoices):
+        """A battle's life: generating, then ready (or waiting, when both answers finished
+        but nobody has watched them to the end: resumable until its streams expire, then
+        abandoned by the sweep), then voted; void from any state before the vote."""
+
         GENERATING = "generating", "Generating"
-        # Both answers finished, but nobody has watched them to the end: resumable until its
-        # streams expire, then abandoned by the sweep.
         WAITING = "waiting", "Waiting for its rater"
         READY = "ready", "Ready for a vote"
         VOTED = "voted", "Voted"

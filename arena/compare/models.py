@@ -19,6 +19,9 @@ LENGTH_FINISHES = ("length", "max_tokens", "max_output_tokens", "incomplete")
 
 class CompareRun(models.Model):
     class Status(models.TextChoices):
+        """Queued, running (the answers), judging, then done; failed or cancelled from any
+        state before done."""
+
         QUEUED = "queued", "Queued"
         RUNNING = "running", "Running"
         JUDGING = "judging", "Judging"

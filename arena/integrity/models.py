@@ -18,6 +18,9 @@ class VoteFlag(AppendOnlyModel):
     """
 
     class Reason(models.TextChoices):
+        """Why a vote may not count: findings at vote time, the rater's standing, or an
+        admin's own judgement (integrity.findings writes all but the last)."""
+
         TOO_FAST = "too_fast", "Voted faster than the answers can be read"
         IDENTITY_QUESTION = "identity_question", "The prompt asked a model who it is"
         IDENTITY_LEAK = "identity_leak", "An answer named a vendor or model"
