@@ -11,6 +11,7 @@ from arena.catalog.models import CostStatus, ModelEntry, ModelPrice, standard_pa
 from arena.compare.models import CompareAnswer, CompareRun, JudgeCall, Rubric
 from arena.evals.models import EvalAnswer, EvalPrompt, EvalRun, EvalVerdict
 from arena.integrity.models import VoteFlag
+from arena.tagging.models import VoteTags
 
 __all__ = [
     "Answer",
@@ -31,5 +32,6 @@ __all__ = [
     "Turn",
     "Vote",
     "VoteFlag",
+    "VoteTags",
     "standard_params",
 ]

@@ -159,6 +159,7 @@ ROOMS = (
     "generation",
     "integrity",
     "judges",
+    "tagging",
     "admin",
     "devtools",
 )
