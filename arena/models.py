@@ -7,7 +7,13 @@ The app label stays ``arena`` for all of them, so tables and migrations are unch
 from __future__ import annotations
 
 from arena.battles.models import Answer, Battle, GoldItem, Prompt, Turn, Vote
-from arena.catalog.models import CostStatus, ModelEntry, ModelPrice, standard_params
+from arena.catalog.models import (
+    CostStatus,
+    ModelEntry,
+    ModelPrice,
+    ModelRetirement,
+    standard_params,
+)
 from arena.compare.models import CompareAnswer, CompareRun, JudgeCall, Rubric
 from arena.evals.models import EvalAnswer, EvalPrompt, EvalRun, EvalVerdict
 from arena.integrity.models import VoteFlag
@@ -27,6 +33,7 @@ __all__ = [
     "JudgeCall",
     "ModelEntry",
     "ModelPrice",
+    "ModelRetirement",
     "Prompt",
     "Rubric",
     "Turn",

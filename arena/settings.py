@@ -235,7 +235,16 @@ ARENA = {
     "PACE_TICK_MS": env.int("ARENA_PACE_TICK_MS", default=40),
     "PACE_CHARS": env.int("ARENA_PACE_CHARS", default=12),
     "TURN_DEADLINE_S": env.float("ARENA_TURN_DEADLINE_S", default=180.0),
+    # Which model variants may be tested (docs/publication.md): "publish_all", every variant
+    # with counted votes is published; "limit", also at most MODEL_PREVIEW_LIMIT previews per
+    # organisation in 90 days.
+    "MODEL_PUBLICATION": env.str("ARENA_MODEL_PUBLICATION", default="publish_all"),
+    "MODEL_PREVIEW_LIMIT": env.int("ARENA_MODEL_PREVIEW_LIMIT", default=3),
 }
+if ARENA["MODEL_PUBLICATION"] not in ("publish_all", "limit"):
+    raise ImproperlyConfigured(
+        f"ARENA_MODEL_PUBLICATION is {ARENA['MODEL_PUBLICATION']!r}: publish_all or limit."
+    )
 
 # Backends: where keys may be read from and which addresses models may be served from. Whoever
 # may edit a model chooses its settings, so these are the operator's, in the environment.

@@ -11,13 +11,13 @@ from django.db import models
 from django.http import HttpRequest
 from django.urls import URLPattern, path
 
-from arena.admin.common import set_active_actions
+from arena.admin.common import ReadOnly, set_active_actions
 from arena.admin.pools import pools_view
 from arena.backends.registry import settings_help, settings_problems
 from arena.backends.secrets import MAX_DEPTH as SETTINGS_MAX_DEPTH
 from arena.backends.secrets import redacted, secret_problems
 from arena.catalog import services as catalog_services
-from arena.catalog.models import ModelEntry, ModelPrice
+from arena.catalog.models import ModelEntry, ModelPrice, ModelRetirement
 from arena.core.errors import ServiceError
 from arena.core.text import text_clean
 
@@ -93,6 +93,8 @@ class ModelEntryForm(forms.ModelForm):
             "public_name",
             "organisation",
             "vendor",
+            "line",
+            "preview",
             "model_id",
             "backend",
             "backend_settings",
@@ -114,6 +116,19 @@ class ModelEntryForm(forms.ModelForm):
         ):
             raise ValidationError('Supported params must be a list of names, e.g. ["top_p"].')
         return value
+
+    def clean(self) -> dict:
+        data = super().clean()
+        # A preview variant counts against the publication policy's limit when it is added, or
+        # when an existing model becomes one.
+        if data.get("preview") and not (self.instance.pk and self.instance.preview):
+            try:
+                catalog_services.preview_check(
+                    organisation=data.get("organisation", ""), model=self.instance
+                )
+            except ServiceError as exc:
+                self.add_error("preview", exc.message)
+        return data
 
     def clean_backend_settings(self) -> dict:
         value = self.cleaned_data["backend_settings"]
@@ -151,22 +166,36 @@ class ModelPriceInline(admin.StackedInline):
     )
 
 
+class ModelRetirementInline(ReadOnly, admin.TabularInline):
+    """Who retired the model, or put it back, and when (catalog.services.models_set_active)."""
+
+    model = ModelRetirement
+    fields = readonly_fields = ("action", "by", "at")
+    extra = 0
+    verbose_name_plural = "retirement record"
+
+
 @admin.register(ModelEntry)
 class ModelEntryAdmin(admin.ModelAdmin):
     form = ModelEntryForm
-    list_display = ("public_name", "organisation", "vendor", "backend", "model_id", "active")
-    list_filter = ("backend", "active", "vendor")
-    search_fields = ("public_name", "model_id", "organisation")
-    readonly_fields = ("created_at",)
-    inlines = (ModelPriceInline,)
+    list_display = (
+        "public_name", "organisation", "line", "preview", "backend", "model_id", "active",
+        "retired_at",
+    )  # fmt: skip
+    list_filter = ("backend", "active", "preview", "vendor")
+    search_fields = ("public_name", "model_id", "organisation", "line")
+    readonly_fields = ("created_at", "retired_at")
+    inlines = (ModelPriceInline, ModelRetirementInline)
     change_list_template = "admin/arena/modelentry/change_list.html"
     actions = ("activate_models", "deactivate_models", "sync_openrouter")
 
     activate_models, deactivate_models = set_active_actions(
-        apply=lambda ids, active: catalog_services.models_set_active(model_ids=ids, active=active),
+        apply=lambda ids, active, by: catalog_services.models_set_active(
+            model_ids=ids, active=active, by=by
+        ),
         permission="change",
         on=("Put selected models into battles", "{n} model(s) activated."),
-        off=("Take selected models out of battles", "{n} model(s) deactivated."),
+        off=("Retire selected models (out of battles; kept on the board)", "{n} model(s) retired."),
     )
 
     @admin.action(
@@ -182,6 +211,19 @@ class ModelEntryAdmin(admin.ModelAdmin):
             return
         for line in lines:
             self.message_user(request, line, messages.INFO)
+
+    def save_model(self, request: HttpRequest, obj: ModelEntry, form, change: bool) -> None:
+        # The form's "active" box retires a model (or puts it back) as the actions do: through
+        # the service that records who did it and when.
+        switched = change and "active" in form.changed_data
+        if switched:
+            obj.active = not obj.active
+        super().save_model(request, obj, form, change)
+        if switched:
+            catalog_services.models_set_active(
+                model_ids=[obj.pk], active=not obj.active, by=request.user
+            )
+            obj.refresh_from_db()
 
     def _view_only(self, request: HttpRequest, obj: ModelEntry | None) -> bool:
         return obj is not None and not self.has_change_permission(request, obj)

@@ -51,19 +51,19 @@ class LogAdmin(StaffReads, ReadOnly):
 
 def set_active_actions(
     *,
-    apply: Callable[[list[int], bool], int],
+    apply: Callable[[list[int], bool, object], int],
     permission: str,
     on: tuple[str, str],
     off: tuple[str, str],
 ) -> tuple[Callable, Callable]:
     """Two actions that switch the selected rows on and off through a service:
-    ``apply(ids, active)`` returns how many changed; ``on`` and ``off`` are each a
+    ``apply(ids, active, user)`` returns how many changed; ``on`` and ``off`` are each a
     (description, message with ``{n}``)."""
 
     def action(active: bool, description: str, done: str) -> Callable:
         @admin.action(description=description, permissions=[permission])
         def act(modeladmin: admin.ModelAdmin, request: HttpRequest, queryset: QuerySet) -> None:
-            changed = apply(list(queryset.values_list("pk", flat=True)), active)
+            changed = apply(list(queryset.values_list("pk", flat=True)), active, request.user)
             modeladmin.message_user(request, done.format(n=changed), messages.SUCCESS)
 
         return act

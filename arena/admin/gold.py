@@ -52,7 +52,7 @@ class GoldItemAdmin(ReadOnly, admin.ModelAdmin):
         return str(selectors.gold_item_agreement(item=item))
 
     serve_items, withdraw_items = set_active_actions(
-        apply=lambda ids, active: gold.gold_set_active(item_ids=ids, active=active),
+        apply=lambda ids, active, _by: gold.gold_set_active(item_ids=ids, active=active),
         permission="gold",
         on=("Serve selected gold items again", "{n} gold item(s) served again."),
         off=("Stop serving selected gold items", "{n} gold item(s) withdrawn."),

@@ -97,7 +97,7 @@ class PromptAdmin(admin.ModelAdmin):
         return Truncator(prompt.text).chars(80)
 
     offer_prompts, withdraw_prompts = set_active_actions(
-        apply=lambda ids, active: prompts.prompts_set_active(prompt_ids=ids, active=active),
+        apply=lambda ids, active, _by: prompts.prompts_set_active(prompt_ids=ids, active=active),
         permission="change",
         on=("Offer selected prompts to raters", "{n} prompt(s) activated."),
         off=("Stop offering selected prompts", "{n} prompt(s) deactivated."),

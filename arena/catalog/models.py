@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+from django.conf import settings
 from django.core.exceptions import ValidationError
 from django.db import models
+from django.utils import timezone
 
 from arena.backends.registry import Kind
+from arena.core.models import AppendOnlyModel
 
 # Seconds a model's answer may take when its backend settings name no "timeout_s".
 DEFAULT_TIMEOUT_S = 120.0
@@ -37,7 +40,22 @@ class ModelEntry(models.Model):
         help_text="The shared parameters this model accepts. Leave one out (e.g. temperature "
         "for a model that refuses a custom value) and the model sits out runs that set it.",
     )
+    line = models.CharField(
+        max_length=100,
+        blank=True,
+        default="",
+        help_text="The model line this variant belongs to, with its organisation (e.g. "
+        '"Quartz" of "Example AI"); every variant of a line is published',
+    )
+    preview = models.BooleanField(
+        default=False,
+        help_text="Runs as a preview under a codename (its public name) before its release; "
+        "shown as a preview on the leaderboard",
+    )
     active = models.BooleanField(default=True)
+    # When it was last taken out of battles (catalog.services.models_set_active); the record
+    # of who retired what and when is ModelRetirement.
+    retired_at = models.DateTimeField(null=True, blank=True, editable=False)
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
@@ -132,3 +150,26 @@ class ModelPrice(models.Model):
             raise ValidationError(
                 "A long-context tier needs its threshold and both of its prices (or none)."
             )
+
+
+class ModelRetirement(AppendOnlyModel):
+    """Who took a model out of battles, or put it back, and when: a log, never changed."""
+
+    class Action(models.TextChoices):
+        RETIRE = "retire", "Retired"
+        REINSTATE = "reinstate", "Put back into battles"
+
+    rows = "Retirement records"
+
+    model = models.ForeignKey(ModelEntry, on_delete=models.PROTECT, related_name="retirements")
+    action = models.CharField(max_length=16, choices=Action.choices)
+    by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.PROTECT, related_name="+"
+    )
+    at = models.DateTimeField(default=timezone.now, editable=False)
+
+    class Meta:
+        ordering = ["-at", "-pk"]
+
+    def __str__(self) -> str:
+        return f"{self.model}: {self.get_action_display()} {self.at:%Y-%m-%d}"

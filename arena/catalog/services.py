@@ -2,9 +2,15 @@
 
 from __future__ import annotations
 
+from datetime import timedelta
+
+from django.conf import settings
+from django.db import transaction
+from django.utils import timezone
+
 from arena.backends import openrouter
 from arena.backends.outbound import url_problems
-from arena.catalog.models import ModelEntry
+from arena.catalog.models import ModelEntry, ModelRetirement
 from arena.core.errors import ServiceError
 
 
@@ -14,10 +20,53 @@ def model_upsert(*, public_name: str, **fields: object) -> ModelEntry:
     return model
 
 
-def models_set_active(*, model_ids: list[int], active: bool) -> int:
-    """Put models into battles (or take them out); how many changed. A model taken out keeps
-    its votes and its place on the leaderboard; it is only no longer drawn."""
-    return ModelEntry.objects.filter(pk__in=model_ids).exclude(active=active).update(active=active)
+def models_set_active(*, model_ids: list[int], active: bool, by: object | None = None) -> int:
+    """Put models into battles (or take them out); how many changed. A model taken out is
+    retired: it keeps its votes and its row on every later board that counts them, marked
+    with the day it was retired; who did it, and when, is kept in ModelRetirement."""
+    action = ModelRetirement.Action.REINSTATE if active else ModelRetirement.Action.RETIRE
+    with transaction.atomic():
+        changed = list(
+            ModelEntry.objects.select_for_update()
+            .filter(pk__in=model_ids)
+            .exclude(active=active)
+            .values_list("pk", flat=True)
+        )
+        now = timezone.now()
+        ModelEntry.objects.filter(pk__in=changed).update(
+            active=active, retired_at=None if active else now
+        )
+        ModelRetirement.objects.bulk_create(
+            ModelRetirement(model_id=pk, action=action, by=by, at=now) for pk in changed
+        )
+    return len(changed)
+
+
+PREVIEW_WINDOW = timedelta(days=90)
+
+
+def preview_check(*, organisation: str, model: ModelEntry | None = None) -> None:
+    """Under the ``limit`` publication policy, refuse a preview variant past the limit: at
+    most ``MODEL_PREVIEW_LIMIT`` previews per organisation added in 90 days. Under
+    ``publish_all`` (the default) every variant may be tested, as every one is published."""
+    policy = settings.ARENA["MODEL_PUBLICATION"]
+    if policy != "limit":
+        return
+    limit = settings.ARENA["MODEL_PREVIEW_LIMIT"]
+    since = timezone.now() - PREVIEW_WINDOW
+    previews = ModelEntry.objects.filter(
+        organisation=organisation, preview=True, created_at__gte=since
+    )
+    if model is not None and model.pk is not None:
+        previews = previews.exclude(pk=model.pk)
+    if previews.count() >= limit:
+        who = organisation or "a model without an organisation"
+        raise ServiceError(
+            "preview_limit",
+            f"The publication policy allows at most {limit} preview variants per organisation "
+            f"in 90 days, and {who} has {previews.count()} since {since:%Y-%m-%d}. Release or "
+            "publish one of them under its line instead, or wait.",
+        )
 
 
 # The shared parameters and the values seed 001 allows: 0 <= temperature <= 2,
