@@ -15,6 +15,7 @@ import numpy as np
 
 from ranking.compute import VoteArrays
 from ranking.style import STYLE_NAMES
+from ranking.tag_sets import row_tags, tag_codes, used_sets
 
 OUTCOME = {"a": 0, "b": 1, "tie": 2, "both_bad": 3}
 # Where a vote's side_a/side_b holds each style number, in `STYLE_NAMES` order: a key, or a key
@@ -33,6 +34,7 @@ class Record:
     category: str = ""
     language: str = ""
     sampling_probability: float | None = None
+    tags: frozenset[str] | None = None  # None: not tagged (`tag_sets.row_tags`)
 
 
 def arrays_from_records(records: Iterable[Record]) -> VoteArrays:
@@ -43,6 +45,7 @@ def arrays_from_records(records: Iterable[Record]) -> VoteArrays:
     probs = np.array(
         [r.sampling_probability if r.sampling_probability else np.nan for r in rows], float
     )
+    tags, tag_sets = used_sets(*tag_codes((r.tags for r in rows), n))
     return VoteArrays(
         model_names=names,
         a=np.fromiter((index[r.model_a] for r in rows), dtype=np.int64, count=n),
@@ -53,6 +56,8 @@ def arrays_from_records(records: Iterable[Record]) -> VoteArrays:
         category=np.array([r.category for r in rows], dtype=object),
         language=np.array([r.language for r in rows], dtype=object),
         weights=weights_of(probs),
+        tags=tags,
+        tag_sets=tag_sets,
     )
 
 
@@ -129,6 +134,11 @@ def side_style(side: dict) -> tuple[float, float, float, float]:
     return tuple(_num(_at(side, key)) for key in STYLE_KEYS)  # type: ignore[return-value]
 
 
+def tags_of(row: dict) -> frozenset[str]:
+    """A log row's tags, from whichever of ``category_tag``, ``tags`` and ``is_code`` it has."""
+    return row_tags(row.get("category_tag"), row.get("tags"), row.get("is_code"))
+
+
 def record_from_arena(row: dict) -> Record:
     """A row of FastChat's public battle log (our ``export_votes --format arena`` too)."""
     said = row.get("winner")
@@ -161,6 +171,7 @@ def record_from_arena(row: dict) -> Record:
         style_b,
         str(row.get("category") or ""),
         str(row.get("language") or ""),
+        tags=tags_of(row),
     )
 
 
@@ -199,6 +210,7 @@ def record_from_jsonl(row: dict) -> Record:
         str(row.get("prompt_category") or ""),
         str(row.get("prompt_language") or ""),
         row.get("sampling_probability"),
+        tags_of(row),
     )
 
 

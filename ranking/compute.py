@@ -13,16 +13,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ranking.blas import blas_single
-from ranking.bradley_terry import (
-    BOTH_BAD,
-    SCALE,
-    TIE,
-    A,
-    B,
-    components,
-    counts_from_votes,
-    fit,
-)
+from ranking.bradley_terry import BOTH_BAD, SCALE, TIE, A, B, components, counts_from_votes, fit
 from ranking.intervals import bootstrap, rank_ranges, sandwich
 from ranking.pairwise import pair_tallies
 from ranking.progress import advance, expect
@@ -34,6 +25,7 @@ from ranking.style import (
     style_data,
     style_ratios,
 )
+from ranking.tag_sets import tag_masks
 
 RANKED = "ranked"
 PROVISIONAL = "provisional"
@@ -54,6 +46,9 @@ class VoteArrays:
     # When set, ``category`` and ``language`` hold integer codes into these lists of labels
     # (the readers' form: a few bytes a vote); otherwise they hold the labels themselves.
     labels: dict[str, list[str]] | None = None
+    # Each vote's tag set as a code into ``tag_sets`` (``tag_sets.tag_codes``); None: not read.
+    tags: np.ndarray | None = None
+    tag_sets: list[frozenset[str]] = field(default_factory=list)
 
     # Derived per-vote arrays, computed once and shared by every board of these votes.
     _derived: dict = field(default_factory=dict, init=False, repr=False, compare=False)
@@ -390,16 +385,26 @@ def pairs_all(
     return {key: tallies(mask) for key, mask in breakdown_masks(votes, by)}
 
 
+# Values that make no board: a language the detector could not tell is not a language.
+NO_BOARD = {"language": {"und"}}
+
+
 def breakdown_masks(
     votes: VoteArrays, by: Sequence[str]
 ) -> Iterator[tuple[str, np.ndarray | None]]:
-    """("all", None), then ("<field>:<value>", its votes' mask) per value of each field."""
+    """("all", None), then ("<field>:<value>", its votes' mask) per value of each field. A
+    category board holds the votes of that curated category and those tagged with it (a
+    curated category is a tag of its own; a vote can be on several category boards)."""
     yield "all", None
     for name in by:
         codes, labels = votes.coded(name)
-        # Distinct non-empty values, sorted, so boards come out in a stable order.
-        for label, code in sorted((label, code) for code, label in enumerate(labels) if label):
-            yield f"{name}:{label}", codes == code
+        skip = NO_BOARD.get(name, set())
+        masks = {v: codes == code for code, v in enumerate(labels) if v and v not in skip}
+        if name == "category" and votes.tags is not None:
+            for tag, mask in tag_masks(np.asarray(votes.tags), votes.tag_sets).items():
+                masks[tag] = masks[tag] | mask if tag in masks else mask
+        for label in sorted(masks):  # sorted: boards come out in a stable order
+            yield f"{name}:{label}", masks[label]
 
 
 def compute_all(

@@ -27,7 +27,7 @@ import numpy as np
 
 from ranking.battle_log import ReadReport, public_filter, record_from_arena, record_from_jsonl
 from ranking.compute import VoteArrays
-from ranking.log_rows import TYPES, Columns
+from ranking.log_rows import TAGGED, TYPES, Columns
 from ranking.progress import advance
 
 BLOCK = 8 << 20  # bytes read at a time
@@ -56,22 +56,23 @@ def read_battle_log(
     keep_named: bool = False,
     keep_duplicates: bool = False,
     exact: bool = False,
+    tags: bool = False,
 ) -> VoteArrays:
     """The vote arrays of a log, as `battle_log.arrays_from_records(read_log(...))` gives them
-    (style columns only when ``style``; zeros otherwise). ``exact`` reads every row with the
-    exact reader, for tests that compare the two."""
+    (style columns only when ``style``; zeros otherwise; tag sets only when ``tags``).
+    ``exact`` reads every row with the exact reader, for tests that compare the two."""
     filters = {
         "include_simulated": include_simulated,
         "keep_named": keep_named,
         "keep_duplicates": keep_duplicates,
     }
-    columns = Columns(fmt=fmt, style=style, filters=filters)
+    columns = Columns(fmt=fmt, style=style, filters=filters, tags=tags)
     # The read makes millions of short-lived objects and no reference cycles: the cyclic
     # collector, run every few hundred allocations, would take a third of its time for nothing.
     collecting = gc.isenabled()
     gc.disable()
     try:
-        _Reader(stream, columns, report, exact=exact).run(TYPES[fmt, style])
+        _Reader(stream, columns, report, exact=exact).run((TAGGED if tags else TYPES)[fmt, style])
     finally:
         if collecting:
             gc.enable()

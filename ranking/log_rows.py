@@ -28,6 +28,7 @@ from ranking.battle_log import (
 from ranking.compute import VoteArrays
 from ranking.progress import advance
 from ranking.style import STYLE_NAMES
+from ranking.tag_sets import SetCodes, row_tags, used_sets
 
 Num = int | float | dict[str, int | float] | None
 
@@ -155,19 +156,21 @@ class _Codes(dict):
 class Columns:
     """The arrays being built, a block at a time."""
 
-    def __init__(self, *, fmt: str, style: bool, filters: dict) -> None:
+    def __init__(self, *, fmt: str, style: bool, filters: dict, tags: bool = False) -> None:
         self.fmt = fmt
         self.style = style
         self.filters = filters
+        self.tags = tags  # read each row's tag set (`tag_sets.row_tags`)
         self.models = _Codes(blank=-1)
         self.category = _Codes()
         self.language = _Codes()
+        self.tag_sets = SetCodes()
         self.parts: dict[str, list[np.ndarray]] = {
-            k: [] for k in ("a", "b", "outcome", "category", "language", "p", "style")
+            k: [] for k in ("a", "b", "outcome", "category", "language", "p", "style", "tags")
         }
 
-    def add(self, a, b, outcome, category, language, p=None, style=None) -> None:
-        """Columns of kept battles, names and labels as texts."""
+    def add(self, a, b, outcome, category, language, p=None, style=None, tags=None) -> None:
+        """Columns of kept battles, names and labels as texts, tags as sets."""
         self.add_codes(
             self.codes(self.models, a),
             self.codes(self.models, b),
@@ -176,13 +179,14 @@ class Columns:
             self.codes(self.language, language),
             p,
             style,
+            None if tags is None else self.codes(self.tag_sets, tags),
         )
 
     @staticmethod
     def codes(known: _Codes, texts) -> np.ndarray:
         return np.fromiter(map(known.__getitem__, texts), np.int32, len(texts))
 
-    def add_codes(self, a, b, outcome, category, language, p=None, style=None) -> None:
+    def add_codes(self, a, b, outcome, category, language, p=None, style=None, tags=None) -> None:
         """Columns of kept battles, names and labels as codes. A text may have a code and no
         kept battle (its battles were rejected): `arrays` leaves such texts out."""
         self.parts["a"].append(a)
@@ -194,6 +198,8 @@ class Columns:
             self.parts["p"].append(np.asarray(p, dtype=np.float64))
         if style is not None:
             self.parts["style"].append(np.asarray(style, dtype=np.float64).reshape(-1, 8))
+        if tags is not None:
+            self.parts["tags"].append(tags)
 
     def rows(self, rows: list, numbers: np.ndarray, report: ReadReport) -> None:
         """Typed rows (msgspec structs) checked and filtered as `battle_log` checks a row."""
@@ -246,7 +252,11 @@ class Columns:
                 x[keep] for x in (a, b, outcome, category, language)
             )
             p = None if p is None else p[keep]
-        self.add_codes(a, b, outcome, category, language, p, style)
+        tags = None
+        if self.tags:
+            sets = [row_tags(r.category_tag, r.tags, r.is_code) for r in rows]
+            tags = self.codes(self.tag_sets, sets)
+        self.add_codes(a, b, outcome, category, language, p, style, tags)
 
     def _reason(self, why: int, said: object) -> str:
         if why == 6:
@@ -271,6 +281,7 @@ class Columns:
             [r.language for r in records],
             [r.sampling_probability or np.nan for r in records] if self.fmt == "jsonl" else None,
             [(*r.style_a, *r.style_b) for r in records] if self.style else None,
+            [r.tags for r in records] if self.tags else None,
         )
 
     def arrays(self) -> VoteArrays:
@@ -302,6 +313,9 @@ class Columns:
         else:  # no memory: every row reads the same zeros
             style_a = style_b = np.broadcast_to(np.zeros(len(STYLE_NAMES)), (n, len(STYLE_NAMES)))
         p = joined("p", np.float64)
+        tags, tag_sets = None, []
+        if self.tags:
+            tags, tag_sets = used_sets(joined("tags", np.int32), self.tag_sets.sets)
         return VoteArrays(
             model_names=[names[i] for i in order],
             a=a,
@@ -313,9 +327,23 @@ class Columns:
             language=codes["language"],
             weights=weights_of(p) if len(p) else None,
             labels=labels,
+            tags=tags,
+            tag_sets=tag_sets,
         )
 
 
 _CODES = {"arena": {k: OUTCOME[v] for k, v in WINNER.items()}, "jsonl": OUTCOME}
 TYPES = {("arena", False): _Arena, ("arena", True): _ArenaStyle}
 TYPES |= {("jsonl", False): _Jsonl, ("jsonl", True): _JsonlStyle}
+# The same rows with their tags, only when asked: a row's category_tag is a dict of dicts,
+# which msgspec otherwise skips without building. Another type in these fields fails the
+# block's typed decoding; the exact reader then reads them as `tag_sets.row_tags` does.
+_TAG_FIELDS = [
+    ("category_tag", dict | None, None),
+    ("tags", list | None, None),
+    ("is_code", bool | None, None),
+]
+TAGGED = {
+    key: msgspec.defstruct(f"{row.__name__}Tags", _TAG_FIELDS, bases=(row,), gc=False)
+    for key, row in TYPES.items()
+}

@@ -17,6 +17,7 @@ from arena.battles.models import Vote
 from arena.catalog.models import ModelEntry
 from arena.integrity.models import VoteFlag
 from arena.integrity.selectors import counted_votes, vote_flagged
+from arena.tagging.selectors import vote_tags
 from ranking.battle_log import (
     OUTCOME,
     STYLE_KEYS,
@@ -25,6 +26,7 @@ from ranking.battle_log import (
     arrays_from_records,
 )
 from ranking.compute import VoteArrays
+from ranking.tag_sets import NO_TAGS, tag_codes, used_sets
 
 
 def exclusion_rules(*, include_simulated: bool) -> list[tuple[str, Q]]:
@@ -47,6 +49,10 @@ class LoadedVotes:
     models: dict[str, ModelEntry]  # public name -> entry
     # Per model: its answers in these votes and how many were cut at the length limit.
     answers: dict[str, dict[str, int]]
+
+    def untagged(self) -> int:
+        """How many of these votes have no tags yet (`manage.py tag_prompts` tags them)."""
+        return int((self.arrays.tags == NO_TAGS).sum()) if self.arrays.tags is not None else 0
 
 
 def votes_since(*, cutoff: datetime | None) -> bool:
@@ -119,17 +125,43 @@ def arrays_by_rows(
         *(f"side_b__{k}" for k in STYLE_KEYS),
         "side_a__finish_reason",
         "side_b__finish_reason",
+        "id",
     ]
-    keys: list[tuple[int, int, bool, bool]] = []
+    keys: list[tuple[int, int, bool, bool, int]] = []
 
     def records():
         for r in votes.values_list(*fields).iterator(chunk_size=20_000):
-            keys.append((r[0], r[1], r[14] == "length", r[15] == "length"))
+            keys.append((r[0], r[1], r[14] == "length", r[15] == "length", r[16]))
             yield Record(names[r[0]], names[r[1]], r[2], _style(r[6:10]), _style(r[10:14]), *r[3:6])
 
     arrays = arrays_from_records(records())
-    a, b, cut_a, cut_b = np.array(keys, dtype=np.int64).reshape(-1, 4).T
+    a, b, cut_a, cut_b, ids = np.array(keys, dtype=np.int64).reshape(-1, 5).T
+    _tag(arrays, ids)
     return arrays, _answers(a, b, cut_a, cut_b, names)
+
+
+# Up to this many votes, their tags are read by id; beyond, every vote's at once (one pass
+# over the tags rather than an IN list per few thousand votes).
+_TAGS_BY_ID = 50_000
+
+
+def _tag(arrays: VoteArrays, ids: np.ndarray) -> None:
+    """Give ``arrays`` (the votes ``ids``, in order) each vote's newest tag set
+    (``tagging.selectors.vote_tags``); a vote with none yet has `tag_sets.NO_TAGS`."""
+    ids = np.asarray(ids, dtype=np.int64)
+    found = vote_tags(vote_ids=ids.tolist() if len(ids) <= _TAGS_BY_ID else None)
+    codes = np.full(len(ids), NO_TAGS, dtype=np.int32)
+    if found:
+        tagged = np.fromiter(found, np.int64, len(found))
+        known, sets = tag_codes(found.values(), len(found))
+        order = np.argsort(tagged)
+        tagged, known = tagged[order], known[order]
+        at = np.minimum(np.searchsorted(tagged, ids), len(tagged) - 1)
+        hit = tagged[at] == ids
+        codes[hit] = known[at[hit]]
+    else:
+        sets = []
+    arrays.tags, arrays.tag_sets = used_sets(codes, sets)
 
 
 def _style(values: tuple) -> tuple[float, float, float, float]:
@@ -331,5 +363,6 @@ def arrays_by_copy(
         probabilities=rows["p"],
         labels=labels,
     )
+    _tag(arrays, rows["id"])
     cuts = (rows[f"cut_{side}"].astype(np.int64) for side in "ab")
     return arrays, _answers(a, b, *cuts, names)

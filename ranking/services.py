@@ -53,6 +53,19 @@ def boards_hash(boards: list[Board]) -> str:
     return hashlib.sha256(json.dumps(canonical, sort_keys=True).encode()).hexdigest()
 
 
+def _untagged_note(loaded: selectors.LoadedVotes) -> list[str]:
+    """Say so when some counted votes are not tagged yet: until they are, they count on no
+    tag's board (only on their curated category's, if they have one)."""
+    untagged = loaded.untagged()
+    if not untagged:
+        return []
+    return [
+        f"tags: {untagged} of the {len(loaded.arrays.a)} votes have no tags yet (manage.py "
+        "tag_prompts tags them): until then they count on the overall and language boards, "
+        "and on their curated category's if they have one, but on no tag's board"
+    ]
+
+
 def leaderboard_refresh() -> LeaderboardSnapshot | None:
     """A new snapshot if votes were cast after the latest one's cutoff (or there is none yet
     and there are votes); None when the published one is still current."""
@@ -99,7 +112,8 @@ def leaderboard_recompute(
                 for b in boards
                 if b.view == "style" and b.style_coefs
             },
-            notes=sorted({f"{b.view}/{b.breakdown}: {b.note}" for b in boards if b.note}),
+            notes=sorted({f"{b.view}/{b.breakdown}: {b.note}" for b in boards if b.note})
+            + _untagged_note(loaded),
             content_hash=digest,
             pairs=pairs_all(loaded.arrays, conf),
             model_stats=loaded.answers,

@@ -8,7 +8,7 @@ from django.views.decorators.http import require_GET
 
 from arena.battles import selectors as battle_selectors
 from arena.core.csv_safe import SafeWriter
-from ranking import snapshots
+from ranking import breakdowns, snapshots
 from ranking.models import LeaderboardRow, LeaderboardSnapshot
 from ranking.numbers import none_if_nan
 from ranking.plot import heatmap, history_plot, interval_plot
@@ -32,6 +32,7 @@ def leaderboard(request: HttpRequest) -> HttpResponse:
     if not (data.ranked or data.provisional or data.disconnected or data.retired):
         if breakdown != "all":
             raise Http404("No such breakdown in the latest leaderboard.")
+    categories, languages = breakdowns.chips(data.breakdowns)
     plot = interval_plot([(r.model_name, r.score, r.lower, r.upper) for r in data.ranked])
     other = snapshots.board(
         snapshot=snapshot, view="style" if view == "raw" else "raw", breakdown=breakdown
@@ -69,8 +70,9 @@ def leaderboard(request: HttpRequest) -> HttpResponse:
             },
             "view": view,
             "breakdown": breakdown,
-            "categories": [b for b in data.breakdowns if b.startswith("category:")],
-            "languages": [b for b in data.breakdowns if b.startswith("language:")],
+            "board_name": breakdowns.label(breakdown),
+            "categories": categories,
+            "languages": languages,
         },
     )
 
@@ -81,6 +83,11 @@ def model_page(request: HttpRequest, name: str) -> HttpResponse:
     profile = snapshot and snapshots.model_profile(snapshot=snapshot, name=name)
     if profile is None:
         raise Http404("No model of that name is on the leaderboard.")
+    # Its boards as the leaderboard's chips list them: overall, categories, languages.
+    by = {b: (raw, style) for b, raw, style in profile.rows}
+    categories, languages = breakdowns.chips(list(by))
+    boards = [breakdowns.chip("all")] if "all" in by else []
+    boards += categories + languages
     return render(
         request,
         "ranking/model.html",
@@ -88,6 +95,7 @@ def model_page(request: HttpRequest, name: str) -> HttpResponse:
             "snapshot": snapshot,
             "profile": profile,
             "overall": profile.rows[0] if profile.rows[0][0] == "all" else None,
+            "boards": [(c, *by[c.key]) for c in boards],
             "history": history_plot(profile.history),
         },
     )

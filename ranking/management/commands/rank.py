@@ -54,7 +54,9 @@ class Command(BaseCommand):
             choices=["category", "language"],
             action="append",
             default=[],
-            help="Also rank per category or language.",
+            help="Also rank per category or language. A category's board holds the battles of "
+            "that category and those tagged with it: a row's tags (our exports), or FastChat's "
+            "category_tag (hard prompts: 6 of the 7 criteria) and is_code.",
         )
         parser.add_argument("--seed", type=int)
         parser.add_argument("--min-votes", type=int)
@@ -120,6 +122,8 @@ class Command(BaseCommand):
                     include_simulated=include_simulated,
                     keep_named=keep_named,
                     keep_duplicates=keep_duplicates,
+                    # A category board also holds the battles tagged with it.
+                    tags="category" in by,
                 )
         except (OSError, EOFError, zlib.error) as exc:  # EOFError, zlib: a broken gzip file
             raise CommandError(f"Cannot read {file}: {exc}") from exc
