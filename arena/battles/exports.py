@@ -92,6 +92,57 @@ def conv_metadata(vote: Vote, turns: list[Turn]) -> dict:
     }
 
 
+# Our tags that FastChat's category_tag has a category for: its key and its verdict's key.
+# The rules decide math (and code: FastChat's is_code) for every tagged vote; the other two
+# only an LLM labeller decides, so a vote tagged by the rules alone says nothing of them.
+FASTCHAT_CATEGORY = {"math": ("math_v0.1", "math")}
+FASTCHAT_LABELLED = {
+    "instruction_following": ("if_v0.1", "if"),
+    "creative_writing": ("creative_writing_v0.1", "creative_writing"),
+}
+# FastChat's seven hard-prompt criteria (criteria_v0.1); a vote is "hard" with 6 of them.
+CRITERIA = (
+    "specificity",
+    "domain_knowledge",
+    "complexity",
+    "problem_solving",
+    "creativity",
+    "technical_accuracy",
+    "real_world",
+)
+
+
+def newest_tags(vote: Vote) -> tuple[list[str], str] | None:
+    """The vote's tags and labeller from its newest labeller version (the latest row within
+    it, as ``tagging.selectors.vote_tags`` reads them); None when it has no tags yet."""
+    rows = vote.tag_rows.all()  # prefetched by ``selectors.votes_for_export``
+    newest = max(rows, key=lambda r: (r.version, r.pk), default=None)
+    return None if newest is None else (sorted(newest.tags), newest.labeller)
+
+
+def category_tag(tags: list[str], labeller: str) -> dict:
+    """The tags as FastChat's ``category_tag``, for the categories it has and this labeller
+    decided; criteria_v0.1 only when the labeller recorded the criteria themselves."""
+    held = set(tags)
+    found = {key: {verdict: name in held} for name, (key, verdict) in FASTCHAT_CATEGORY.items()}
+    if "+" in labeller:  # "rules+<model>": an LLM labeller answered too
+        for name, (key, verdict) in FASTCHAT_LABELLED.items():
+            found[key] = {verdict: name in held}
+    if held & set(CRITERIA):
+        found["criteria_v0.1"] = {c: c in held for c in CRITERIA}
+    return found
+
+
+def arena_tags(vote: Vote) -> dict:
+    """An arena row's tag fields: ``tags`` (every tag, sorted; null until tagged) and, once
+    tagged, FastChat's ``is_code`` and ``category_tag``."""
+    newest = newest_tags(vote)
+    if newest is None:
+        return {"tags": None}
+    tags, labeller = newest
+    return {"tags": tags, "is_code": "code" in tags, "category_tag": category_tag(tags, labeller)}
+
+
 def arena_record(vote: Vote) -> dict:
     """One row of FastChat's clean_battle_data.py output."""
     turns = _turns(vote)
@@ -110,6 +161,7 @@ def arena_record(vote: Vote) -> dict:
         "tstamp": vote.created_at.timestamp(),
         "conv_metadata": conv_metadata(vote, turns),
         "category": vote.prompt_category,
+        **arena_tags(vote),
         # Demo votes are made up: marked so no one ranks them as real judgements.
         "simulated": vote.simulated,
     }
@@ -139,6 +191,7 @@ def jsonl_record(vote: Vote) -> dict:
         "side_b": vote.side_b,
         "sampling_probability": vote.sampling_probability,
         "simulated": vote.simulated,
+        "tags": (newest_tags(vote) or (None,))[0],
         "conversation_a": conversation(turns, "a"),
         "conversation_b": conversation(turns, "b"),
     }

@@ -130,12 +130,14 @@ def model_vote_counts() -> list[ModelCounts]:
 
 
 def votes_for_export(*, since: datetime | None = None) -> QuerySet[Vote]:
-    """Votes oldest first, each with its battle's turns and both answers already loaded."""
+    """Votes oldest first, each with its battle's turns, both answers and its tags' rows
+    already loaded."""
     turns = Turn.objects.order_by("index").prefetch_related(
         Prefetch("answers", queryset=Answer.objects.order_by("side"))
     )
     votes = Vote.objects.select_related("battle", "model_a", "model_b").prefetch_related(
-        Prefetch("battle__turns", queryset=turns)
+        Prefetch("battle__turns", queryset=turns),
+        "tag_rows",  # every labeller version's; the export takes the newest
     )
     if since is not None:
         votes = votes.filter(created_at__gte=since)

@@ -11,6 +11,7 @@ from django.utils import timezone
 from arena.battles.models import Battle, Vote
 from arena.battles.simulation import votes_simulate
 from arena.catalog.models import ModelEntry
+from arena.tagging.models import VoteTags
 from ranking import selectors
 from tests.helpers import make_model
 
@@ -73,6 +74,22 @@ def log(db):
                 simulated=i % 2 == 0,
             )
         )
+    # Tags on some votes: two versions on one, an empty set on another, none on the rest.
+    votes = list(Vote.objects.order_by("pk"))
+    for vote, tags, version in [
+        (votes[0], ["code"], 1),
+        (votes[0], ["code", "hard"], 2),
+        (votes[1], [], 1),
+        (votes[-1], ["math"], 1),
+        (votes[-2], ["math"], 1),
+    ]:
+        VoteTags.objects.create(
+            vote=vote, prompt_hash=vote.prompt_hash, tags=tags, labeller="rules", version=version
+        )
+
+
+def tag_sets(arrays) -> list[frozenset[str] | None]:
+    return [arrays.tag_sets[c] if c >= 0 else None for c in arrays.tags.tolist()]
 
 
 def assert_same(one, two) -> None:
@@ -85,6 +102,7 @@ def assert_same(one, two) -> None:
         (cx, lx), (cy, ly) = one.coded(name), two.coded(name)
         assert [lx[i] for i in cx] == [ly[i] for i in cy], name
         assert sorted(filter(None, lx)) == sorted(filter(None, ly)), name  # no unused values
+    assert tag_sets(one) == tag_sets(two)
     assert one.style_a.flags.c_contiguous and one.style_b.flags.c_contiguous
     if two.weights is None:
         assert one.weights is None
@@ -112,6 +130,9 @@ def test_the_column_wise_read_gives_the_row_by_row_arrays(log, postgresql):
     fast, portable = both_reads(Vote.objects.order_by("pk"))
     assert len(fast.a) == 60 + len(ODD_SIDES)
     assert_same(fast, portable)
+    tags = tag_sets(portable)
+    assert tags[:3] == [frozenset({"code", "hard"}), frozenset(), None]  # the newest version
+    assert tags[-2:] == [frozenset({"math"})] * 2
     odd = portable.style_a[-len(ODD_SIDES) :]
     assert odd[0].tolist() == [12.5, 1.0, 0.0, 0.0]
     assert odd[4][0] == float(2**53 + 1) and odd[6].tolist() == [0.0, 1.5e300, 3.0, 0.0]
@@ -148,3 +169,15 @@ def test_the_column_wise_read_over_several_connections_gives_the_same_arrays(log
         many = selectors.arrays_by_copy(votes, names=names, streams=streams)
         assert_same(many[0], one[0])
         assert many[1] == one[1]
+
+
+def test_a_large_read_takes_every_votes_tags_at_once_and_keeps_its_own(
+    log, postgresql, monkeypatch
+):
+    first = list(Vote.objects.order_by("pk").values_list("pk", flat=True)[:3])
+    votes = Vote.objects.filter(pk__in=first).order_by("pk")
+    by_id = both_reads(votes)
+    monkeypatch.setattr(selectors, "_TAGS_BY_ID", 0)  # every vote's tags, not an IN list
+    at_once = both_reads(votes)
+    for arrays in (*by_id, *at_once):
+        assert tag_sets(arrays) == [frozenset({"code", "hard"}), frozenset(), None]
