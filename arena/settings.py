@@ -203,6 +203,7 @@ CELERY_IMPORTS = (
     "arena.battles.tasks",
     "arena.compare.tasks",
     "arena.evals.tasks",
+    "arena.tagging.tasks",
     "ranking.tasks",
 )
 CELERY_BROKER_TRANSPORT_OPTIONS = {
@@ -331,6 +332,10 @@ CALIBRATION = {
     # The public judge tab's agreement figures may be this old (0: always fresh).
     "PUBLIC_MAX_AGE_S": env.float("CALIBRATION_PUBLIC_MAX_AGE_S", default=600.0),
 }
+
+# Tagging (arena.tagging): the LLM labeller's public name (empty: rules alone), its daily budget.
+TAGGER_MODEL = env.str("TAGGER_MODEL", default="")
+TAGGER_DAILY_BUDGET_USD = _compare_usd("TAGGER_DAILY_BUDGET_USD", "5")
 
 # Ranking: every knob that shapes the numbers is recorded in each snapshot.
 RANKING = {

@@ -184,6 +184,29 @@ def _pairwise(prompt: str, position_bias: float, length_bias: float) -> str:
     return f"My final verdict: [[{won}{'>>' if sure > 0.8 else '>'}{lost}]]"
 
 
+# A prompt labeller's request (arena.tagging.labeller.ROLE opens its system message).
+LABEL_ROLE = "You label prompts written to a chatbot."
+_CREATIVE = ("poem", "story", "haiku", "lyrics", "song", "limerick", "fiction", "sonnet",
+             "screenplay", "role-play", "roleplay", "fairy tale")  # fmt: skip
+_CONSTRAINED = ("exactly", "at most", "at least", "no more than", "json", "bullet", "words",
+                "format", "only", "do not", "must", "sentences")  # fmt: skip
+_CRITERIA = ("specificity", "domain_knowledge", "complexity", "problem_solving", "creativity",
+             "technical_accuracy", "real_world")  # fmt: skip
+
+
+def label_reply(prompt: str) -> str:
+    """A labeller's answer, deterministic: creative and constrained by keywords, each hardness
+    criterion drawn by a hash of the prompt, likelier the longer it is."""
+    found = _PROMPT.search(prompt)
+    text = found.group(1) if found else prompt
+    lower, share = text.lower(), min(90, 30 + 2 * len(text.split()))
+    return json.dumps({
+        "creative_writing": any(w in lower for w in _CREATIVE),
+        "instruction_following": any(w in lower for w in _CONSTRAINED),
+        "criteria": {c: _digest("label", c, text) % 100 < share for c in _CRITERIA},
+    })  # fmt: skip
+
+
 def judge_reply(request: ChatRequest, settings: MockSettings) -> str:
     """What the mock judge says to a judge prompt: compare mode's scores, or an evaluation
     run's pairwise verdict."""
@@ -200,6 +223,8 @@ def judge_reply(request: ChatRequest, settings: MockSettings) -> str:
         if key not in _asked:
             _asked.add(key)
             return "Scores: A is best {"
+    if request.messages[0].content.startswith(LABEL_ROLE):
+        return label_reply(prompt)
     answers = _ANSWER.findall(prompt)
     criterion = _CRITERION.search(prompt)
     if criterion is None:  # a head-to-head

@@ -29,6 +29,7 @@ from arena.core.text import estimate_tokens, style_counts
 from arena.integrity.checks import asks_identity, has_finding
 from arena.integrity.models import VoteFlag
 from arena.integrity.services import vote_flags_record
+from arena.tagging.services import votes_tag_later
 from ranking.sampling import draw_pair, pair_probabilities
 from ranking.snapshots import sampling_state
 
@@ -354,6 +355,7 @@ def vote_cast(*, battle_id: object, rater: User, choice: object) -> Vote:
                 )
             )
             vote_flags_record(vote=vote, battle=battle, rater=rater)
+            votes_tag_later(vote_ids=[vote.pk])  # a job once this commits: never waited for
             battle.status = Battle.Status.VOTED
             battle.save(update_fields=["status"])
             battle_streams_end(battle_id=battle.pk)
