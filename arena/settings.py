@@ -399,6 +399,10 @@ INTEGRITY = {
     ),
 }
 
+# The open dataset's rater pseudonyms (arena/datasets/release.py): a keyed hash under this salt.
+# Set it to keep pseudonyms stable across releases; empty: a salt drawn per export, never written.
+DATASET_SALT = env.str("DATASET_SALT", default="")
+
 # Rate limits (accounts/ratelimits.py), per account ("user") and per network ("network": IPv4
 # /24, IPv6 /64), as "count/period" with period s, m, h or d, optionally multiplied ("5/5m").
 # Each is overridable as RATELIMIT_<ACTION>_<SCOPE>, e.g. RATELIMIT_VOTE_USER=20/m; an empty

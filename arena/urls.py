@@ -7,6 +7,7 @@ from django.urls import include, path
 from accounts.ratelimits import limit_view
 from arena.battles import views
 from arena.compare import views as compare_views
+from arena.datasets import views as datasets_views
 from arena.evals import views as evals_views
 from ranking import views as ranking_views
 
@@ -32,6 +33,7 @@ urlpatterns = [
     ),
     path("calibration/", evals_views.calibration_page, name="calibration"),
     path("calibration.json", evals_views.calibration_json, name="calibration-json"),
+    path("datasets/audit/", datasets_views.audit_page, name="datasets-audit"),
     path("leaderboard.json", ranking_views.leaderboard_json, name="leaderboard-json"),
     path("leaderboard.csv", ranking_views.leaderboard_csv, name="leaderboard-csv"),
     path(

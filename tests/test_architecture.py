@@ -160,6 +160,7 @@ ROOMS = (
     "integrity",
     "judges",
     "tagging",
+    "datasets",
     "admin",
     "devtools",
 )

@@ -39,19 +39,38 @@ def _simulated_side(rng: random.Random, model: ModelEntry, tokens: int, text: st
     )
 
 
-def _choice(rng: random.Random, strength_gap: float) -> str:
+def _choice(rng: random.Random, strength_gap: float, p_a: float | None = None) -> str:
     roll = rng.random()
     if roll < 0.08:
         return Vote.Choice.TIE
     if roll < 0.12:
         return Vote.Choice.BOTH_BAD
-    return Vote.Choice.A if rng.random() < 1 / (1 + math.exp(-strength_gap)) else Vote.Choice.B
+    if p_a is None:
+        p_a = 1 / (1 + math.exp(-strength_gap))
+    return Vote.Choice.A if rng.random() < p_a else Vote.Choice.B
+
+
+def _p_a_longer(tokens_a: int, tokens_b: int, preference: float) -> float:
+    """P(A wins) for raters who pick the longer answer with ``preference`` (a coin at equal
+    lengths): a known length bias for the dataset audit to find."""
+    if tokens_a == tokens_b:
+        return 0.5
+    return preference if tokens_a > tokens_b else 1 - preference
 
 
 @transaction.atomic
-def votes_simulate(*, n: int, strengths: dict[str, float], seed: int = 7, once: bool = True) -> int:
+def votes_simulate(
+    *,
+    n: int,
+    strengths: dict[str, float],
+    seed: int = 7,
+    once: bool = True,
+    length_preference: float | None = None,
+) -> int:
     """Add ``n`` simulated votes among the models named in ``strengths`` (natural-log
-    Bradley–Terry strengths); with ``once``, only if there are none yet. Returns how many."""
+    Bradley–Terry strengths); with ``once``, only if there are none yet. Returns how many.
+    ``length_preference``: decisive votes pick the longer answer with this probability
+    instead of by strength."""
     if once and Vote.objects.filter(simulated=True).exists():
         return 0
     rng = random.Random(seed)
@@ -68,7 +87,10 @@ def votes_simulate(*, n: int, strengths: dict[str, float], seed: int = 7, once: 
     for _ in range(n):
         model_a, model_b = rng.sample(models, 2)
         prompt = rng.choice(prompts)
-        choice = _choice(rng, strengths[model_a.public_name] - strengths[model_b.public_name])
+        gap = strengths[model_a.public_name] - strengths[model_b.public_name]
+        # Drawn before the answers as it always was, so the demo's votes stay the same votes;
+        # a length preference needs the lengths first and draws after them.
+        choice = _choice(rng, gap) if length_preference is None else None
         battle = Battle(
             rater=user,
             prompt=prompt,
@@ -78,12 +100,12 @@ def votes_simulate(*, n: int, strengths: dict[str, float], seed: int = 7, once: 
             status=Battle.Status.VOTED,
         )
         turn = Turn(battle=battle, index=0, text=prompt.text, shown_at=now)
-        sides = {}
+        sides, tokens = {}, {}
         for side, model in ((Answer.Side.A, model_a), (Answer.Side.B, model_b)):
-            tokens = rng.randint(40, 400)
+            tokens[side] = rng.randint(40, 400)
             # The strength marker is what the mock judge reads (calibration in the demo);
             # simulated battles are never shown to a rater.
-            text = f"⟦q={strengths[model.public_name]}⟧ (simulated answer of {tokens} tokens)"
+            text = f"⟦q={strengths[model.public_name]}⟧ (simulated answer of {tokens[side]} tokens)"
             answers.append(
                 Answer(
                     turn=turn,
@@ -91,14 +113,17 @@ def votes_simulate(*, n: int, strengths: dict[str, float], seed: int = 7, once: 
                     model=model,
                     status=Answer.Status.OK,
                     text=text,
-                    output_tokens=tokens,
+                    output_tokens=tokens[side],
                     input_tokens=20,
                     finish_reason="stop",
                     started_at=now,
                     finished_at=now,
                 )
             )
-            sides[side] = _simulated_side(rng, model, tokens, text)
+            sides[side] = _simulated_side(rng, model, tokens[side], text)
+        if choice is None:
+            p_a = _p_a_longer(tokens[Answer.Side.A], tokens[Answer.Side.B], length_preference)
+            choice = _choice(rng, gap, p_a)
         battles.append(battle)
         turns.append(turn)
         votes.append(
