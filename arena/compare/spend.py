@@ -172,7 +172,11 @@ def spent_today(*, user: User, prices: Prices) -> Decimal:
 
 
 def usd(amount: Decimal) -> str:
-    return f"${amount.quantize(Decimal('0.0001')):,}"
+    """Dollars to the cent, with up to two more places where a small cost has them:
+    $10.00, $0.10, $0.2458, $0.00."""
+    cents = amount.quantize(Decimal("0.01"))
+    shown = cents if cents == amount else amount.quantize(Decimal("0.0001"))
+    return f"${shown:,}"
 
 
 def spend_check(

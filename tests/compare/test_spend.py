@@ -102,7 +102,7 @@ def test_a_run_that_would_pass_the_daily_budget_is_refused_counting_all_of_today
     # leave out the answers, the judge's calls or the run going, and it would fit.
     error = refused(staff, [a, b], params={"max_tokens": 8192})
     assert error.code == "over_budget"
-    assert "daily compare budget of $1.0000" in error.message
+    assert "daily compare budget of $1.00" in error.message
     assert "could cost up to $0.2458" in error.message
     # Half the tokens fit ($0.12): the estimate is max_tokens at each model's price.
     assert start(staff, [a, b], params={"max_tokens": 4000}).status == CompareRun.Status.QUEUED
@@ -212,6 +212,6 @@ def test_the_form_shows_todays_spend_and_a_refusal_keeps_what_was_typed(staff, s
         {"prompt": "Keep me, please", "models": [a.pk, b.pk], "max_tokens": "8000"},
     )
     body = page.content.decode()
-    assert page.status_code == 400 and "passes your daily compare budget of $0.1000" in body
+    assert page.status_code == 400 and "passes your daily compare budget of $0.10" in body
     assert "Keep me, please</textarea>" in body and 'value="8000"' in body
-    assert "spent $0.0300 of your daily compare budget of $0.1000" in body
+    assert "spent $0.03 of your daily compare budget of $0.10" in body
