@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import os
+import threading
 
 from django.core.asgi import get_asgi_application
 
@@ -12,6 +13,11 @@ from channels.routing import ProtocolTypeRouter, URLRouter  # noqa: E402
 
 from arena.middleware import SameOriginWebsocket  # noqa: E402
 from arena.routing import websocket_urlpatterns  # noqa: E402
+from arena.tagging.language import language_warm  # noqa: E402
+
+# The language detector's model takes about a second to load: loaded beside the server's start
+# (a thread, so serving starts at once), not in the first rater's battle start.
+threading.Thread(target=language_warm, name="language-model", daemon=True).start()
 
 application = ProtocolTypeRouter(
     {

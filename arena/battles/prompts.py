@@ -12,6 +12,7 @@ from arena.battles.prompt_files import ImportReport, parse_prompts
 from arena.battles.selectors import prompt_random
 from arena.core.errors import ServiceError
 from arena.core.text import prompt_hash, text_clean
+from arena.tagging.language import language_of
 
 
 def prompt_clean_text(text: object, *, refused: str = "") -> str:
@@ -37,25 +38,43 @@ def prompt_for_text(*, text: str, prompt_id: int | None = None) -> Prompt:
     if prompt_id is not None:
         prompt = Prompt.objects.filter(pk=prompt_id, active=True).first()
         if prompt is not None and prompt.text_hash == prompt_hash(text):
-            return prompt
-    prompt, _ = Prompt.objects.get_or_create(
+            return prompt_language_fill(prompt=prompt)
+    prompt, created = Prompt.objects.get_or_create(
         text_hash=prompt_hash(text),
-        defaults={"text": text, "source": Prompt.Source.RATER, "active": False},
+        defaults={
+            "text": text,
+            "source": Prompt.Source.RATER,
+            "active": False,
+            # Called only when the row is made: an existing prompt is not read again.
+            "language": lambda: language_of(text),
+        },
     )
+    return prompt if created else prompt_language_fill(prompt=prompt)
+
+
+def prompt_language_fill(*, prompt: Prompt) -> Prompt:
+    """The prompt, with the detector's language when it has none yet (one saved before
+    detection, or added in the admin with the field left blank): a battle's vote copies the
+    prompt's language, and the conversation's language is its first turn's, so follow-ups
+    never change it. A language a curator gave is kept."""
+    if not prompt.language:
+        prompt.language = language_of(prompt.text)
+        Prompt.objects.filter(pk=prompt.pk, language="").update(language=prompt.language)
     return prompt
 
 
 def prompt_create(
     *, text: str, category: str = "", language: str = "", system_prompt: str = ""
 ) -> tuple[Prompt, bool]:
-    """A curated prompt; returns (prompt, created). Re-adding the same text changes nothing."""
+    """A curated prompt; returns (prompt, created). Re-adding the same text changes nothing.
+    The curator's ``language`` wins; without one, the detector's."""
     text = prompt_clean_text(text)
     return Prompt.objects.get_or_create(
         text_hash=prompt_hash(text),
         defaults={
             "text": text,
             "category": category,
-            "language": language,
+            "language": lambda: language.strip() or language_of(text),
             "system_prompt": system_prompt,
             "source": Prompt.Source.CURATED,
         },
