@@ -90,8 +90,12 @@ def _letters(text: str) -> int:
 
 def _classify(text: str) -> tuple[str, bool]:
     """The model's first choice, and whether it is sure of it."""
-    (label, first), (_, second) = _identifier().rank(text)[:2]
-    sure = first >= MIN_CONFIDENCE or (first >= MIN_LEAD and first >= LEAD_RATIO * second)
+    model = _identifier()
+    label, first = model.classify(text)
+    sure = first >= MIN_CONFIDENCE
+    if not sure and first >= MIN_LEAD:
+        # Ranking every language costs more than the choice itself: only when it decides.
+        sure = first >= LEAD_RATIO * model.rank(text)[1][1]
     return ALIASES.get(label, label), sure
 
 
