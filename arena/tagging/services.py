@@ -72,8 +72,8 @@ def labeller_name(labeller: Labeller | None) -> str:
 
 def votes_tag_later(*, vote_ids: list[int]) -> None:
     """Tag these votes in a job once the current transaction commits: on the labeller's pool
-    queue (where its calls are served), at evaluation priority (after arena traffic). Never raises: a vote is never
-    refused for its tags (an unknown labeller is reported by the job)."""
+    queue (where its calls are served), at evaluation priority (after arena traffic). Never
+    raises: a vote is never refused for its tags (an unknown labeller is reported by the job)."""
     try:
         model = tagger()
     except ServiceError:
@@ -84,9 +84,10 @@ def votes_tag_later(*, vote_ids: list[int]) -> None:
 
 @dataclass
 class Tally:
-    """What one tagging pass did: votes tagged; prompts the labeller answered, reused (an
-    earlier label of the same text), could not answer, or skipped for the day's budget; what
-    its calls cost (at list price) and whether some call's cost could not be told."""
+    """What one tagging pass did: votes tagged (rows written); prompt texts the labeller
+    answered, reused (an earlier label of the same text), could not answer, or skipped for the
+    day's budget; its calls, what they cost (at list price) and whether some call's cost could
+    not be told."""
 
     votes: int = 0
     labelled: int = 0
@@ -111,13 +112,16 @@ class _Vote:
     turns: list[str]
 
 
-def _read(vote_ids: list[int], version: int, labeller: str | None) -> list[_Vote]:
+def _read(vote_ids: list[int], version: int, labeller: str | None) -> tuple[list[_Vote], set]:
     """The votes among ``vote_ids`` still to tag at ``version`` (with ``labeller``: those
-    without a row of that labeller there), with the rater's turns in order."""
-    done = VoteTags.objects.filter(vote_id__in=vote_ids, version=version)
-    if labeller is not None:
-        done = done.filter(labeller=labeller)
-    skip = set(done.values_list("vote_id", flat=True))
+    without a row of that labeller there), with the rater's turns in order; and which of them
+    have a row at ``version`` already (the rules', left when the labeller did not answer)."""
+    have = dict(
+        VoteTags.objects.filter(vote_id__in=vote_ids, version=version).values_list(
+            "vote_id", "labeller"
+        )
+    )
+    skip = {v for v, name in have.items() if labeller is None or name == labeller}
     rows = list(
         Vote.objects.filter(pk__in=vote_ids)
         .exclude(pk__in=skip)
@@ -131,7 +135,8 @@ def _read(vote_ids: list[int], version: int, labeller: str | None) -> list[_Vote
         .values_list("battle_id", "text")
     ):
         turns.setdefault(battle_id, []).append(text)
-    return [_Vote(pk, h, category, turns.get(battle, [])) for pk, battle, h, category in rows]
+    votes = [_Vote(pk, h, category, turns.get(battle, [])) for pk, battle, h, category in rows]
+    return votes, set(have) - skip
 
 
 def _known_labels(name: str, version: int, hashes: set[str]) -> dict[str, frozenset]:
@@ -217,8 +222,10 @@ async def votes_tag(
     labeller, rules alone."""
     version = version or VERSION
     name = labeller_name(labeller)
-    votes = await database_sync_to_async(_read)(vote_ids, version, name if labeller else None)
-    tally = Tally(votes=len(votes))
+    votes, tagged = await database_sync_to_async(_read)(
+        vote_ids, version, name if labeller else None
+    )
+    tally = Tally()
     labels: dict[str, _Label] = {}
     if labeller is not None and votes:
         hashes = {v.prompt_hash for v in votes}
@@ -239,6 +246,8 @@ async def votes_tag(
             cost = label.cost
             charged.add(vote.prompt_hash)
         answered = label is not None and label.tags is not None
+        if not answered and vote.pk in tagged and not cost:
+            continue  # its rules-only row is there already: another would say nothing new
         rows.append(
             VoteTags(
                 vote_id=vote.pk,
@@ -250,4 +259,5 @@ async def votes_tag(
             )
         )
     await database_sync_to_async(_write)(rows)
+    tally.votes = len(rows)
     return tally
