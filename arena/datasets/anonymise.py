@@ -104,6 +104,10 @@ def _street_line_ok(match: re.Match) -> bool:
 def _addresses(text: str) -> Iterator[Span]:
     for country in ("US", "CA", "GB"):
         for address in pyap.parse(text, country=country):
+            # Without a postcode pyap reads prose as addresses ("120 km in 1.5 hours. What is
+            # its average speed in": "in" taken for Indiana); a bare street line is the rule's.
+            if not address.postal_code:
+                continue
             start, end = address.match_start, address.match_end
             # pyap's match may carry a trailing connective ("... DC 20500 or"): give it back.
             tail = _TRAILING_WORD.search(text, start, end)

@@ -27,6 +27,7 @@ PERSONAL = [
         "[ADDRESS]",
     ),
     ("our office is 42 Wallaby Way, Sydney", "42 Wallaby Way", "[ADDRESS]"),
+    ("Ship to 350 Fifth Avenue, New York, NY 10118 please", "New York, NY 10118", "[ADDRESS]"),
 ]
 
 # Ordinary text the rules must leave alone.
@@ -36,6 +37,7 @@ PLAIN = [
     "The function returns 4111111111111112 when it overflows.",
     "Step 3 moves the 2 small disks; version 10.2.1 fixed it, and 1.2.3.4.5 too.",
     "we walked 3 more streets and took the 2 roads home",
+    "A train travels 120 km in 1.5 hours. What is its average speed in metres per second?",
     "a@b is not an address, nor is user@localhost",
 ]
 
