@@ -59,6 +59,14 @@ def chips(keys: list[str]) -> tuple[list[Chip], list[Chip]]:
     language chips (by name) for a snapshot's board keys."""
     order = {f"category:{t}": i for i, t in enumerate(TAGS)}
     categories = [chip(k) for k in keys if k.startswith("category:")]
+    # A curated category worded as a tag's name ("coding", beside the tag code) says which.
+    tag_labels = {c.label for c in categories if c.key in order}
+    categories = [
+        Chip(c.key, f"{c.label} (curated)", c.title)
+        if c.key not in order and c.label in tag_labels
+        else c
+        for c in categories
+    ]
     categories.sort(key=lambda c: (order.get(c.key, len(order)), c.label.casefold()))
     languages = [chip(k) for k in keys if k.startswith("language:")]
     languages.sort(key=lambda c: c.label.casefold())
