@@ -1,4 +1,4 @@
-"""Added delay per chunk, mock backend -> websocket client, through Redis and a Celery worker.
+"""What a battle costs, mock backend -> websocket client, through Redis and a Celery worker.
 
 Not a test: it prints figures. Each mock chunk carries the time it was emitted; the client
 notes when that chunk reaches it. The pipeline under test is the real one, as deployed: Celery
@@ -7,17 +7,25 @@ recommends) -> coalescer -> answer streams on Redis -> ``--servers`` daphne proc
 pacing all its battles from one schedule -> websocket frame. Pacing is set wide open (a 10 ms
 tick, no limit on characters), so the only waits are the tick and blind pacing's own: the side
 ahead waits for the other. The clients run in a process of their own (bench/latency_client.py),
-battles spread over the servers in turn.
+all battles of a load starting at once, spread over the servers in turn, each with a rater of
+its own (a rater's new battle abandons their previous one).
 
     uv run python bench/battle_latency.py [--battles 1 20 100 200] [--workers 1]
+                                          [--profile var/profiles]
 
-Per load it prints three rows, all measured in the same run and the same client process: the
-baseline ("direct": the same mock streams read directly), the same streams through the same
-Pacer and tick with no transport ("paced": what blind pacing costs by itself), and the pipeline;
-each with what it adds (its percentile less the baseline's). The pipeline's row adds the delta
-frames per second all clients received together, the CPU seconds per battle of the web
-processes and of the workers (from /proc, threads and child processes included), and the
-battles that did not complete.
+Per load it prints four rows, measured in the same run and the same client process: "raw",
+the same mock streams read directly (the baseline); "ideal", what ideal blind pacing adds to
+them (a pacer with no tick and no transport that releases a character on one side as soon as
+the other side has produced as many, from the emit stamps of both sides); "paced", the same
+streams through the same Pacer and tick with no transport; and the pipeline. Each row gives
+what it adds over the raw stream and over ideal pacing (p50, p99, max). The pipeline's row adds
+start -> "battle" frame (p50, p99, max: how long a rater waits for the battle to begin), the
+whole turn's p50 (start to "turn_complete"), the delta frames per second all clients received
+together, the queries per start (counted in the web processes, bench/counted_asgi.py), the CPU
+seconds per battle of the web processes and of the workers (from /proc, threads and child
+processes included), and the battles that did not complete. Then the issue 28 targets, met or
+missed. ``--profile DIR``: py-spy samples every web and worker process during each load and
+the top of each profile is printed (bench/stacks.py); the raw stacks stay in DIR.
 
 The bench runs on PostgreSQL (DATABASE_URL, default the bench's own database arena_bench,
 created if missing and migrated; the bench writes only its own rows) and Redis (REDIS_URL,
@@ -30,7 +38,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import statistics
+import signal
 import subprocess
 import sys
 import time
@@ -40,7 +48,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from bench import common  # noqa: E402
+from bench import common, stacks  # noqa: E402
 
 RUN = uuid.uuid4().hex[:8]
 LOGS = ROOT / "var"
@@ -52,6 +60,15 @@ os.environ.setdefault("ARENA_PACE_CHARS", "1000000")
 # The bench measures the pipeline, not the rate limits it would otherwise run into.
 for _scope in ("USER", "NETWORK"):
     os.environ.setdefault(f"RATELIMIT_BATTLE_START_{_scope}", "")
+
+# Where bench/counted_asgi.py adds up the web processes' queries per start (its KEY; not
+# imported, as importing it sets up the web application).
+COUNTED_KEY = "bench:latency:start-queries"
+
+# Issue 28's targets: (battles, over ideal p99 ms, start -> battle frame p99 s); CPU per battle
+# (web + worker) at 100 battles.
+TARGETS = {20: (25.0, 0.3), 100: (50.0, 1.0), 200: (None, 2.0)}
+CPU_TARGET = (100, 0.04)
 
 
 def client(job: dict) -> dict:
@@ -73,49 +90,143 @@ def cpu(procs: list[subprocess.Popen]) -> float:
     return sum(common.cpu_seconds(p.pid) for p in procs)
 
 
-def figures(delays: list[float]) -> tuple[float, float, float]:
-    """p50, p99 and max, in ms; NaN for no chunks."""
-    if not delays:
+def figures(values: list[float]) -> tuple[float, float, float]:
+    """p50, p99 and max; NaN for none."""
+    if not values:
         return (float("nan"),) * 3
-    return common.percentile(delays, 0.5), common.percentile(delays, 0.99), max(delays)
+    return common.percentile(values, 0.5), common.percentile(values, 0.99), max(values)
 
 
 HEADER = (
-    f"{'battles':>7} {'path':<8} {'chunks':>7} {'p50 ms':>8} {'p99 ms':>8} {'max ms':>8} "
-    f"{'+p50 ms':>8} {'+p99 ms':>8} {'+max ms':>8} {'wall s':>7} {'frames/s':>9} {'web s/b':>8} "
-    f"{'worker s/b':>10} {'client s/b':>10} {'failed':>6}"
+    f"{'battles':>7} {'path':<8} {'chunks':>6} | {'+raw p50':>8} {'p99':>6} {'max':>6} | "
+    f"{'+ideal p50':>10} {'p99':>6} {'max':>6} | {'start p50 s':>11} {'p99':>5} {'max':>5} | "
+    f"{'turn p50 s':>10} {'frames/s':>8} {'q/start':>7} {'web s/b':>7} {'worker s/b':>10} "
+    f"{'client s/b':>10} {'failed':>6}"
 )
 
 
-def line(n: int, path: str, delays: list[float], base: tuple[float, float, float]) -> str:
-    f = figures(delays)
+def line(n: int, path: str, chunks: int, over_raw: list[float], over_ideal: list[float]) -> str:
+    r, i = figures(over_raw), figures(over_ideal)
     return (
-        f"{n:>7} {path:<8} {len(delays):>7} {f[0]:>8.1f} {f[1]:>8.1f} {f[2]:>8.1f} "
-        f"{f[0] - base[0]:>8.1f} {f[1] - base[1]:>8.1f} {f[2] - base[2]:>8.1f}"
+        f"{n:>7} {path:<8} {chunks:>6} | {r[0]:>8.1f} {r[1]:>6.1f} {r[2]:>6.1f} | "
+        f"{i[0]:>10.1f} {i[1]:>6.1f} {i[2]:>6.1f}"
     )
 
 
-def row(n: int, job: dict, web: list[subprocess.Popen], workers: list[subprocess.Popen]) -> dict:
+def start_queries(reset: bool = False) -> float:
+    """Queries per start, counted by the web processes (bench/counted_asgi.py) since the last
+    reset; NaN for no start."""
+    from arena.core.redis_loop import sync_redis
+
+    client = sync_redis(os.environ["REDIS_URL"], decode=True)
+    if reset:
+        client.delete(COUNTED_KEY)
+        return float("nan")
+    got = client.hgetall(COUNTED_KEY)
+    starts = int(got.get("starts", 0))
+    return int(got.get("queries", 0)) / starts if starts else float("nan")
+
+
+def row(n: int, job: dict, web: list, workers: list, profile: Path | None) -> dict:
     """One load: the baselines, then the battles with the servers' CPU read around them."""
     tag = f"{RUN}-{n}-{time.time():.3f}"
-    base = client({**job, "path": "direct", "battles": n, "tag": tag})["delays_ms"]
-    paced = client({**job, "path": "paced", "battles": n, "tag": tag})["delays_ms"]
+    base = client({**job, "path": "direct", "battles": n, "tag": tag})
+    paced = client({**job, "path": "paced", "battles": n, "tag": tag})
+    start_queries(reset=True)
+    spies = profiling(profile, n, web, workers) if profile else []
     before = cpu(web), cpu(workers)
     got = client({**job, "path": "pipeline", "battles": n, "tag": tag})
     time.sleep(0.5)  # the servers' last work on this load (closing sockets)
     after = cpu(web), cpu(workers)
-    b = figures(base)
-    print(line(n, "direct", base, b), flush=True)
-    print(line(n, "paced", paced, b), flush=True)
+    for spy in spies:
+        spy.send_signal(signal.SIGINT)
+        spy.wait(timeout=60)
+    web_s, worker_s = (after[0] - before[0]) / n, (after[1] - before[1]) / n
+    queries = start_queries()
+    raw = figures(base["delays_ms"])
+    ideal = base["ideal_ms"]
+
+    def over_raw(delays: list[float]) -> list[float]:
+        return [d - raw[0] for d in delays]  # less the raw stream's median (about 0)
+
+    print(line(n, "raw", len(base["delays_ms"]), over_raw(base["delays_ms"]), []), flush=True)
+    print(line(n, "ideal", len(ideal), ideal, [0.0] * len(ideal)), flush=True)
     print(
-        f"{line(n, 'pipeline', got['delays_ms'], b)} "
-        f"{got['window_s']:>7.1f} {got['frames'] / got['window_s']:>9.1f} "
-        f"{(after[0] - before[0]) / n:>8.3f} "
-        f"{(after[1] - before[1]) / n:>10.3f} {got['client_cpu_s'] / n:>10.3f} "
-        f"{got['failed']:>6}",
+        line(
+            n,
+            "paced",
+            len(paced["delays_ms"]),
+            over_raw(paced["delays_ms"]),
+            paced["over_ideal_ms"],
+        ),
         flush=True,
     )
-    return {"n": n, "base": base, "paced": paced, **got}
+    st = figures(got["start_s"])
+    turn = figures(got["turn_s"])[0]
+    head = line(
+        n, "pipeline", len(got["delays_ms"]), over_raw(got["delays_ms"]), got["over_ideal_ms"]
+    )
+    print(
+        f"{head}"
+        f" | {st[0]:>11.2f} {st[1]:>5.2f} {st[2]:>5.2f} | {turn:>10.2f} "
+        f"{got['frames'] / got['window_s']:>8.0f} {queries:>7.1f} {web_s:>7.3f} {worker_s:>10.3f} "
+        f"{got['client_cpu_s'] / n:>10.3f} {got['failed']:>6}",
+        flush=True,
+    )
+    if profile:
+        for kind in ("web", "worker"):
+            print(f"profile, {kind} processes at {n} battles:")
+            print(stacks.top(sorted(profile.glob(f"{kind}-{n}-*.txt")), 12), flush=True)
+    return {
+        "n": n,
+        "over_ideal_p99": figures(got["over_ideal_ms"])[1],
+        "start_p99": st[1],
+        "cpu": web_s + worker_s,
+        **got,
+    }
+
+
+def profiling(profile: Path, n: int, web: list, workers: list) -> list[subprocess.Popen]:
+    """py-spy sampling each server and worker (active threads only) until told to stop."""
+    profile.mkdir(parents=True, exist_ok=True)
+    spy = str(Path(sys.executable).with_name("py-spy"))
+    spies = []
+    for kind, procs in (("web", web), ("worker", workers)):
+        for i, proc in enumerate(procs):
+            out = profile / f"{kind}-{n}-{i}.txt"
+            args = [spy, "record", "--pid", str(proc.pid), "--format", "raw", "-o", str(out)]
+            args += ["--rate", "200", "--nonblocking"]
+            spies.append(
+                subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            )
+    time.sleep(1.0)  # py-spy attached before the load begins
+    return spies
+
+
+def targets(rows: list[dict]) -> None:
+    """Issue 28's targets, for the loads that were run."""
+    print("\ntargets (issue 28):")
+    for r in rows:
+        ideal_p99, start_p99 = TARGETS.get(r["n"], (None, None))
+        if ideal_p99 is not None:
+            ok = r["over_ideal_p99"] <= ideal_p99
+            print(
+                f"  {r['n']:>3} battles: over ideal p99 {r['over_ideal_p99']:.1f} ms "
+                f"(<= {ideal_p99:g}) {common.verdict(ok)}"
+            )
+        if start_p99 is not None:
+            ok = r["start_p99"] <= start_p99
+            print(
+                f"  {r['n']:>3} battles: start -> battle p99 {r['start_p99']:.2f} s "
+                f"(<= {start_p99:g}) {common.verdict(ok)}"
+            )
+        if r["n"] == CPU_TARGET[0]:
+            ok = r["cpu"] <= CPU_TARGET[1]
+            print(
+                f"  {r['n']:>3} battles: CPU per battle {r['cpu']:.3f} s (<= {CPU_TARGET[1]:g}) "
+                f"{common.verdict(ok)}"
+            )
+        print(f"  {r['n']:>3} battles: {r['failed']} failed {common.verdict(r['failed'] == 0)}")
 
 
 def measure(args: argparse.Namespace, job: dict, web: list, workers: list) -> None:
@@ -124,28 +235,40 @@ def measure(args: argparse.Namespace, job: dict, web: list, workers: list) -> No
     if warm["failed"]:
         print(f"warm-up: {warm['failed']} of {len(web)} battles failed: {warm['failures']}")
     print(HEADER, flush=True)
-    rows = [row(n, job, web, workers) for n in args.battles]
-    last = rows[-1]
-    if last["delays_ms"] and last["base"]:
-        mean = statistics.mean(last["delays_ms"]) - statistics.mean(last["base"])
-        print(f"\nmean added at the last load: {mean:.1f} ms")
+    rows = [row(n, job, web, workers, args.profile) for n in args.battles]
     for r in rows:
         if r["failures"]:
             print(f"failed at {r['n']} battles: {r['failures']}")
+    targets(rows)
     mock = job["mock"]
     print(
-        f"{len(web)} daphne processes; {len(workers)} worker process(es) -P {args.worker_pool} "
+        f"\n{len(web)} daphne processes; {len(workers)} worker process(es) -P {args.worker_pool} "
         f"-c {args.worker_concurrency}; DATABASE_CONN_MAX_AGE "
         f"{os.environ['DATABASE_CONN_MAX_AGE']}; pacing tick {os.environ['ARENA_PACE_TICK_MS']} "
         f"ms, {os.environ['ARENA_PACE_CHARS']} chars (wide open); 2 mock streams per battle, "
         f"{mock['answer_tokens']} tokens at {mock['tokens_per_s']} tokens/s after "
-        f"{mock['ttft_ms']} ms; +: the figure less the direct baseline's; paced: the same "
-        "streams through the same Pacer and tick in the client process, no transport (what "
-        "blind pacing costs by itself: the side ahead waits for the other); wall s: first start "
-        "to last frame; frames/s: delta frames all clients received over that time; s/b: CPU "
-        "seconds per battle (web: all daphnes together; worker: all workers together)"
+        f"{mock['ttft_ms']} ms. Delays in ms: +raw, over the raw stream (less its median); "
+        "+ideal, over ideal blind pacing (no tick, no transport: a character released on one "
+        "side once the other has produced as many); raw: the mock streams read directly; "
+        "ideal: ideal pacing itself; paced: the same streams through the same Pacer and tick "
+        "in the client process, no transport. start: sending 'start' to the 'battle' frame; "
+        "turn: to 'turn_complete'; frames/s: delta frames all clients received, first start "
+        "to last frame; q/start: queries per start in the web processes; s/b: CPU seconds per "
+        "battle (web: all daphnes together; worker: all workers together)"
     )
     print(f"logs: {LOGS}/bench-latency-*.log")
+
+
+def raters(n: int) -> list[str]:
+    """Session cookies of ``n`` raters of the bench's own, each able to rate."""
+    from accounts.models import User
+
+    cookies = []
+    for i in range(n):
+        user, _ = User.objects.get_or_create(email=f"bench-{i}@arena.local")
+        common.verify_email(user)
+        cookies.append(common.session_cookie(user))
+    return cookies
 
 
 def main() -> None:
@@ -158,6 +281,7 @@ def main() -> None:
     parser.add_argument("--answer-tokens", type=int, default=60, help="mock answer length")
     parser.add_argument("--tokens-per-s", type=float, default=40, help="mock speed")
     parser.add_argument("--ttft-ms", type=float, default=50, help="mock time to first token")
+    parser.add_argument("--profile", type=Path, help="py-spy each process into this folder")
     args = parser.parse_args()
     mock = {
         "ttft_ms": args.ttft_ms,
@@ -169,15 +293,12 @@ def main() -> None:
     common.setup_database()
     from django.conf import settings
 
-    from accounts.models import User
     from arena.catalog.models import standard_params
     from arena.devtools.http_server import free_port
 
     common.only_mock_models("Bench", mock, supported_params=standard_params())
-    user, _ = User.objects.get_or_create(email="bench@arena.local")
-    common.verify_email(user)
     job = {
-        "cookie": common.session_cookie(user),
+        "cookies": raters(max([*args.battles, args.servers])),
         "mock": mock,
         "timeout_s": settings.ARENA["TURN_DEADLINE_S"] + 60,
         "tick_s": settings.ARENA["PACE_TICK_MS"] / 1000,
@@ -202,7 +323,9 @@ def main() -> None:
         servers = []
         for i in range(args.servers):
             port, log = free_port(), LOGS / f"bench-latency-daphne-{i}.log"
-            procs.append(common.start_daphne(port, log))
+            # arena.asgi's application, each start's queries counted (bench/counted_asgi.py)
+            daphne = ["daphne", "-b", "127.0.0.1", "-p", str(port)]
+            procs.append(common.start([*daphne, "bench.counted_asgi:application"], log))
             servers.append((port, procs[-1], log))
         for port, server, log in servers:
             common.wait_until_serving(port, server, log)

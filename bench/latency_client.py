@@ -2,19 +2,25 @@
 
     python -m bench.latency_client < job.json     # prints one JSON result on stdout
 
-The job names the path, the daphne ports, a session cookie, the number of battles, the mock's
-settings, a tag that keeps prompts new and a per-battle time limit. Path "direct", the baseline:
-the same mock streams, read directly in this process, two per battle, all at once. Path
-"paced": the same again, each battle's two streams through a Pacer ticking as the servers'
-do (job's "tick_s" and "chars"), so the pacing's own share is known. Path
-"pipeline": the battles, all at once, spread over the ports in turn; each opens a websocket,
-starts a battle and reads frames until the turn completes. Every stamped chunk's delay is its
-arrival time less its emit time.
+The job names the path, the daphne ports, one session cookie per battle (a rater starting a
+battle abandons their previous one, so each battle has its own rater), the number of battles,
+the mock's settings, a tag that keeps prompts new and a per-battle time limit. Path "direct",
+the baseline: the same mock streams, read directly in this process, two per battle, all at
+once. Path "paced": the same again, each battle's two streams through a Pacer ticking as the
+servers' do (job's "tick_s" and "chars"), so the pacing's own share is known. Path "pipeline":
+the battles, all at once, spread over the ports in turn; each opens a websocket, starts a
+battle and reads frames until the turn completes.
+
+Every stamped chunk's delay is its arrival time less its emit time ("delays_ms"), and less
+its release time under ideal blind pacing ("over_ideal_ms"): a pacer with no tick and no
+transport, which releases a character on one side as soon as the other side has produced as
+many (or has ended), worked out from the emit stamps of both sides of the battle.
 """
 
 from __future__ import annotations
 
 import asyncio
+import bisect
 import json
 import os
 import re
@@ -38,40 +44,86 @@ def prompt(tag: str, i: int) -> str:
 
 
 class StampReader:
-    """Finds emit stamps in text as it arrives, however the text was split into frames."""
+    """Finds emit stamps in one side's text as it arrives, however the text was split into
+    frames, and keeps where each stamp ends in the side's text, when it was emitted and when
+    it arrived."""
 
     def __init__(self) -> None:
         self.buf = ""
+        self.base = 0  # the position of ``buf``'s first character in the side's text
         self.delays_ms: list[float] = []
+        self.stamps: list[tuple[int, int, float, float]] = []  # start, end, emitted, arrived
 
     def feed(self, text: str, now: float) -> None:
         self.buf += text
         last = 0
         for m in STAMP.finditer(self.buf):
-            self.delays_ms.append((now - float(m.group(1))) * 1000)
+            emitted = float(m.group(1))
+            self.delays_ms.append((now - emitted) * 1000)
+            self.stamps.append((self.base + m.start(), self.base + m.end(), emitted, now))
             last = m.end()
+        self.base += last
         self.buf = self.buf[last:]
 
+    @property
+    def length(self) -> int:
+        """The side's text so far (all of it, once the turn is complete)."""
+        return self.base + len(self.buf)
 
-async def baseline(n_battles: int, mock: dict, tag: str) -> list[float]:
-    """The same mock streams read directly: what the model's own pacing costs, nothing else."""
+
+def produced_by(reader: StampReader) -> tuple[list[int], list[float]]:
+    """When the side had produced its text: each chunk (from one stamp to the next, the mock
+    stamps every chunk) ends at the first list's position and was emitted at the second's
+    time; both ascending."""
+    ends = [start for start, _, _, _ in reader.stamps[1:]] + [reader.length]
+    return ends, [emitted for _, _, emitted, _ in reader.stamps]
+
+
+def over_ideal(readers: dict[str, StampReader], *, since_emit: bool = False) -> list[float]:
+    """Each stamp's arrival less its release under ideal blind pacing, in ms: a stamp ending at
+    position ``e`` on one side is released once it is emitted and the other side has produced
+    ``e`` characters, or has ended (then its last chunk's emit time). ``since_emit``: the ideal
+    release less the emit time instead (what ideal pacing itself adds to the raw stream)."""
+    out = []
+    for side, other in (("a", "b"), ("b", "a")):
+        ends, times = produced_by(readers[other])
+        if not times:
+            continue
+        for _, end, emitted, arrived in readers[side].stamps:
+            k = bisect.bisect_left(ends, end)
+            other_had = times[min(k, len(times) - 1)]
+            ideal = max(emitted, other_had)
+            out.append(((ideal - emitted) if since_emit else (arrived - ideal)) * 1000)
+    return out
+
+
+async def baseline(n_battles: int, mock: dict, tag: str) -> dict:
+    """The same mock streams read directly: what the model's own pacing costs, nothing else;
+    and, from their stamps, what ideal blind pacing adds to them."""
     from arena.backends.base import ChatRequest, Message, TextDelta
     from arena.backends.mock import MockBackend
 
-    async def drain(side: str, i: int) -> list[float]:
+    async def drain(side: str, i: int) -> StampReader:
         # The model ids of battle_latency's models "Bench A" and "Bench B".
         request = ChatRequest(f"bench-{side}", (Message("user", prompt(tag, i)),), {})
         reader = StampReader()
         async for event in MockBackend(mock).stream(request):
             if isinstance(event, TextDelta):
                 reader.feed(event.text, time.time())
-        return reader.delays_ms
+        return reader
 
-    sides = await asyncio.gather(*(drain(s, i) for i in range(n_battles) for s in "ab"))
-    return [d for side in sides for d in side]
+    async def battle(i: int) -> dict[str, StampReader]:
+        a, b = await asyncio.gather(drain("a", i), drain("b", i))
+        return {"a": a, "b": b}
+
+    battles = await asyncio.gather(*(battle(i) for i in range(n_battles)))
+    return {
+        "delays_ms": [d for one in battles for r in one.values() for d in r.delays_ms],
+        "ideal_ms": [d for one in battles for d in over_ideal(one, since_emit=True)],
+    }
 
 
-async def paced(n_battles: int, mock: dict, tag: str, tick_s: float, chars: int) -> list[float]:
+async def paced(n_battles: int, mock: dict, tag: str, tick_s: float, chars: int) -> dict:
     """The same mock streams, both sides of each battle through the same blind Pacer and tick
     as the servers', in this process: what the pacing itself costs (both panes release
     together, so the side that is ahead waits for the other), with no transport at all."""
@@ -86,7 +138,7 @@ async def paced(n_battles: int, mock: dict, tag: str, tick_s: float, chars: int)
                 pacer.feed(side, event.text)
         pacer.finish(side)
 
-    async def battle(i: int) -> list[float]:
+    async def battle(i: int) -> dict[str, StampReader]:
         pacer = Pacer(chars_per_tick=chars)
         readers = {"a": StampReader(), "b": StampReader()}
         feeders = asyncio.gather(feed(pacer, "a", i), feed(pacer, "b", i))
@@ -97,10 +149,13 @@ async def paced(n_battles: int, mock: dict, tag: str, tick_s: float, chars: int)
                 reader.feed(out[side], now)
             await asyncio.sleep(tick_s)
         await feeders
-        return readers["a"].delays_ms + readers["b"].delays_ms
+        return readers
 
     battles = await asyncio.gather(*(battle(i) for i in range(n_battles)))
-    return [d for one in battles for d in one]
+    return {
+        "delays_ms": [d for one in battles for r in one.values() for d in r.delays_ms],
+        "over_ideal_ms": [d for one in battles for d in over_ideal(one)],
+    }
 
 
 @dataclass
@@ -108,6 +163,9 @@ class Pipeline:
     """What the battles' clients saw."""
 
     delays_ms: list[float] = field(default_factory=list)
+    over_ideal_ms: list[float] = field(default_factory=list)
+    start_s: list[float] = field(default_factory=list)  # send "start" -> "battle" frame
+    turn_s: list[float] = field(default_factory=list)  # send "start" -> "turn_complete"
     frames: int = 0
     failures: Counter = field(default_factory=Counter)
     last_frame: float = 0.0
@@ -115,15 +173,17 @@ class Pipeline:
 
 async def battle(i: int, job: dict, out: Pipeline) -> None:
     """One battle on its own websocket; a battle that does not complete counts as failed."""
-    ports = job["ports"]
+    ports, cookies = job["ports"], job["cookies"]
     readers = {"a": StampReader(), "b": StampReader()}
     deadline = time.monotonic() + job["timeout_s"]
     try:
-        sock = await connect(ports[i % len(ports)], {"Cookie": job["cookie"]})
+        sock = await connect(ports[i % len(ports)], {"Cookie": cookies[i % len(cookies)]})
     except (TimeoutError, OSError) as exc:
         out.failures[f"connect:{type(exc).__name__}"] += 1
         return
+    complete = False
     try:
+        sent = time.monotonic()
         sock.send({"action": "start", "prompt": prompt(job["tag"], i)})
         while True:
             frame = await sock.receive(timeout=max(0.0, deadline - time.monotonic()))
@@ -136,7 +196,11 @@ async def battle(i: int, job: dict, out: Pipeline) -> None:
                 out.frames += 1
                 readers["a"].feed(frame["a"], now)
                 readers["b"].feed(frame["b"], now)
+            elif frame["type"] == "battle":
+                out.start_s.append(time.monotonic() - sent)
             elif frame["type"] == "turn_complete":
+                out.turn_s.append(time.monotonic() - sent)
+                complete = True
                 return
             elif frame["type"] in {"void", "error"}:
                 out.failures[f"{frame['type']}:{frame.get('code', '')}".rstrip(":")] += 1
@@ -147,23 +211,27 @@ async def battle(i: int, job: dict, out: Pipeline) -> None:
         out.failures[f"socket:{type(exc).__name__}"] += 1
     finally:
         out.delays_ms += readers["a"].delays_ms + readers["b"].delays_ms
+        if complete:  # the ideal needs both sides' whole text
+            out.over_ideal_ms += over_ideal(readers)
         await sock.close()
 
 
 async def run(job: dict) -> dict:
-    """``job["path"]`` "direct": the baseline's delays; "pipeline": the battles'."""
+    """``job["path"]`` "direct": the baseline's delays; "paced" and "pipeline": the battles'."""
     n = job["battles"]
     if job["path"] == "direct":
-        return {"delays_ms": await baseline(n, job["mock"], job["tag"])}
+        return await baseline(n, job["mock"], job["tag"])
     if job["path"] == "paced":
-        delays = await paced(n, job["mock"], job["tag"], job["tick_s"], job["chars"])
-        return {"delays_ms": delays}
+        return await paced(n, job["mock"], job["tag"], job["tick_s"], job["chars"])
     cpu_before = sum(os.times()[:2])
     out = Pipeline()
     began = time.time()
     await asyncio.gather(*(battle(i, job, out) for i in range(n)))
     return {
         "delays_ms": out.delays_ms,
+        "over_ideal_ms": out.over_ideal_ms,
+        "start_s": out.start_s,
+        "turn_s": out.turn_s,
         "frames": out.frames,
         "window_s": max(out.last_frame - began, 1e-9),
         "failed": sum(out.failures.values()),
