@@ -66,8 +66,19 @@ _CODE_LINE = re.compile(
 _CODE_SNIPPETS = (
     "console.log(", "print(", "printf(", "std::", "system.out.", "=> {", "=>{",
     "segmentation fault", "null pointer", "syntax error", "compile error", "compilation error",
-    "runtime error", "off-by-one", "time complexity", "big-o", "stack trace",
+    "runtime error", "off-by-one", "time complexity", "big-o", "stack trace", "race condition",
+    "mutex", "pull request",
 )  # fmt: skip
+# Words only code talk uses.
+_CODE_WORDS = frozenset(
+    "git github gitlab npm pip docker localhost stacktrace nullpointerexception segfault "
+    "javascript typescript golang kotlin numpy pandas dockerfile".split()
+)
+# A SQL statement inside a sentence ("What does SELECT * FROM orders do?"): upper case only.
+_SQL = re.compile(
+    r"\bSELECT\s+(?:DISTINCT\s+)?(?:\*|[\w.]+(?:\s*,\s*[\w.]+)*)\s+FROM\s+\w"
+    r"|\bINSERT\s+INTO\s+\w+\s*[(V]|\bDELETE\s+FROM\s+\w+\s+WHERE\b"
+)
 _EXTENSIONS = tuple(f".{e}" for e in "py js ts tsx java cpp rs go rb php sql sh ipynb".split())
 _MEMBERS = ("np.", "pd.", "df.", "plt.", "self.", "os.", "sys.", "math.")
 # Names that mean code wherever they stand ("in Python"). Java (also an island), Scala, Perl
@@ -157,7 +168,13 @@ def is_code(text: str, *, lower: str | None = None, words: list[str] | None = No
     words = _words(lower) if words is None else words
     if any(s in lower for s in _CODE_SNIPPETS) or _FENCE.search(text) or _CODE_LINE.search(text):
         return True
-    if ("." in lower and _dotted(words)) or _asks_for_code(words, set(words), lower):
+    if "FROM" in text or "INTO" in text:
+        if _SQL.search(text):
+            return True
+    vocabulary = set(words)
+    if vocabulary & _CODE_WORDS or ("." in lower and _dotted(words)):
+        return True
+    if _asks_for_code(words, vocabulary, lower):
         return True
     return bool(_WIDE.search(text)) and bool(_WIDE_CODE.search(text))
 

@@ -31,6 +31,9 @@ CODE = [
     "Create a REST API endpoint for user login.",
     "Why does console.log(x) print undefined?",
     "Write a regex that matches email addresses.",
+    "What does this SQL do? SELECT * FROM orders WHERE total > 100",
+    "What is a race condition? Show a minimal example.",
+    "How do I undo my last git commit?",
 ]
 NOT_CODE = [
     "Write a poem about the sea.",
@@ -45,6 +48,9 @@ NOT_CODE = [
     "Summarise the plot of Hamlet in three sentences.",
     "Give me a recipe for banana bread.",
     "What is my zip code if I live in Beverly Hills?",
+    "Please SELECT the best photos FROM my trip and describe them.",
+    "Select three books from the list and compare them.",
+    "Pick a four digit number and tell me a story about it.",
 ]
 MATH = [
     "What is 17 * 23?",

@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import io
 import socket
 from urllib.parse import urlsplit
 
@@ -9,6 +10,7 @@ from django.core.management.base import BaseCommand, CommandError
 
 from arena.devtools.demo import (
     ADMIN_EMAIL,
+    DEMO_JUDGE,
     OPERATORS_GROUP,
     RATER_EMAIL,
     demo_evaluate,
@@ -39,6 +41,12 @@ def allow_demo_hosts(replicas: list[str]) -> list[str]:
     allowed += [h for h in dict.fromkeys(hosts) if h and h not in allowed]
     settings.ARENA_BACKEND_ALLOW_HOSTS = allowed
     return allowed
+
+
+def _tag_summary(output: str) -> str:
+    """tag_prompts's closing lines (votes tagged; the labeller's texts and cost) in one."""
+    lines = [line.strip() for line in output.splitlines()]
+    return " ".join(line for line in lines if line.startswith(("Tagged", "Labeller:")))
 
 
 class Command(BaseCommand):
@@ -75,11 +83,16 @@ class Command(BaseCommand):
         call_command("migrate", interactive=False, verbosity=0)
         allow_demo_hosts(mock_replicas or [])
         seed = demo_seed(mock_replicas=mock_replicas)
+        if not settings.TAGGER_MODEL:  # the mock judge labels the demo's prompts, as votes come
+            settings.TAGGER_MODEL = DEMO_JUDGE
+        tagged = io.StringIO()
+        call_command("tag_prompts", "--quiet", stdout=tagged)
         snapshot = leaderboard_recompute(include_simulated=True)
         run, judged = demo_evaluate()
         url = f"http://{host}:{port}/"
         self.stdout.write(
             f"Demo data ready: {seed.models} mock models; prompts: {seed.prompts.summary()}\n"
+            f"  manage.py tag_prompts: {_tag_summary(tagged.getvalue())}\n"
             f"  Leaderboard snapshot {snapshot.pk} from {snapshot.votes_used} votes "
             f"({seed.simulated_votes or 'no new'} simulated votes added; marked as simulated)\n"
             f"  Evaluation run {run.pk} ({run.status}; judge tab of the leaderboard) and "
