@@ -14,7 +14,7 @@ from arena.battles.exports import parse_since
 from arena.battles.models import Answer, Battle, Vote
 from arena.battles.prompts import prompt_create
 from arena.battles.services import battle_follow_up, battle_start, turn_mark_shown, vote_cast
-from tests.helpers import wait_for_answers
+from tests.helpers import wait_for_answers, wait_until
 
 
 def shown(battle: Battle, index: int) -> None:
@@ -30,7 +30,11 @@ def voted_battle(
     for i, follow_up in enumerate(follow_ups, start=1):
         battle_follow_up(battle_id=battle.id, rater=rater, text=follow_up)
         shown(battle, i)
-    return vote_cast(battle_id=battle.id, rater=rater, choice=choice)
+    vote = vote_cast(battle_id=battle.id, rater=rater, choice=choice)
+    # The vote's tags come from a job after it commits (never waited for by the rater); the
+    # export carries them, so each export here reads the vote as tagged.
+    wait_until(vote.tag_rows.exists)
+    return vote
 
 
 def export(*args: str) -> str:
@@ -91,12 +95,14 @@ def test_arena_row_carries_names_conversations_and_style_metadata(generation, al
         assert meta[f"bold_count_{side}"] == {"total": record["style"]["bold"]}
 
 
-def test_a_prompt_without_language_exports_as_unknown(generation, alice, two_models):
-    voted_battle(alice, "tie", text="A prompt typed by the rater.")
+def test_a_typed_prompt_exports_its_detected_language_and_no_category(
+    generation, alice, two_models
+):
+    voted_battle(alice, "tie", text="A prompt typed by the rater, in plain English.")
 
     (row,) = json.loads(export())
 
-    assert row["language"] == "unknown"
+    assert row["language"] == "en"  # detected when the prompt was written (issue 26)
     assert row["category"] == ""
 
 

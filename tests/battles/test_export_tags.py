@@ -6,10 +6,46 @@ from __future__ import annotations
 import io
 import json
 
+import pytest
 from django.core.management import call_command
+from django.utils import timezone
 
+from arena.battles.models import Battle, Prompt, Turn, Vote
+from arena.battles.services import shared_params
 from arena.tagging.models import VoteTags
-from tests.battles.test_export import export, voted_battle
+
+SIDE = {"output_tokens": 10, "input_tokens": 10, "style": {}}
+
+
+@pytest.fixture
+def make_vote(alice, two_models):
+    """A voted battle written straight to the tables, as the vote log has it, and no tags: the
+    job that tags a vote cast through the services is not part of these tests."""
+
+    def make(text: str, choice: str = "a") -> Vote:
+        prompt = Prompt.objects.create(text=text, source="rater")
+        battle = Battle.objects.create(
+            rater=alice,
+            prompt=prompt,
+            model_a=two_models[0],
+            model_b=two_models[1],
+            params=shared_params(),
+            status=Battle.Status.VOTED,
+        )
+        Turn.objects.create(battle=battle, index=0, text=text, shown_at=timezone.now())
+        fields = Vote.fields_for(
+            battle=battle, prompt=prompt, choice=choice, decision_ms=5000, turns=1,
+            side_a=SIDE, side_b=SIDE,
+        )  # fmt: skip
+        return Vote.objects.create(**fields)
+
+    return make
+
+
+def export(*args: str) -> str:
+    out = io.StringIO()
+    call_command("export_votes", *args, stdout=out)
+    return out.getvalue()
 
 
 def tag(vote, tags: list[str], *, labeller: str = "rules", version: int = 1) -> None:
@@ -18,10 +54,10 @@ def tag(vote, tags: list[str], *, labeller: str = "rules", version: int = 1) -> 
     )
 
 
-def test_the_arena_export_carries_the_newest_tags_in_fastchat_shape(generation, alice, two_models):
-    labelled = voted_battle(alice, "a", text="Write a poem about sorting in Python.")
-    rules_only = voted_battle(alice, "b", text="What is 12 * 7?")
-    untagged = voted_battle(alice, "tie", text="Hello there.")
+def test_the_arena_export_carries_the_newest_tags_in_fastchat_shape(make_vote):
+    labelled = make_vote("Write a poem about sorting in Python.")
+    rules_only = make_vote("What is 12 * 7?", "b")
+    untagged = make_vote("Hello there.", "tie")
     tag(labelled, ["math"])
     tag(labelled, ["hard", "creative_writing", "code"], labeller="rules+judge", version=2)
     tag(rules_only, ["math"])
@@ -41,6 +77,7 @@ def test_the_arena_export_carries_the_newest_tags_in_fastchat_shape(generation, 
     assert row["category_tag"] == {"math_v0.1": {"math": True}}  # the rules decide no more
     row = rows[untagged.battle_id.hex]
     assert row["tags"] is None and "category_tag" not in row and "is_code" not in row
+    assert row["language"] == "unknown"  # logged without one
 
     lines = [json.loads(line) for line in export("--format", "jsonl").splitlines()]
     assert [line["tags"] for line in lines] == [
@@ -50,8 +87,8 @@ def test_the_arena_export_carries_the_newest_tags_in_fastchat_shape(generation, 
     ]
 
 
-def test_recorded_criteria_are_exported_as_fastchats_criteria(generation, alice, two_models):
-    vote = voted_battle(alice, "a", text="Design a cache for a trading system.")
+def test_recorded_criteria_are_exported_as_fastchats_criteria(make_vote):
+    vote = make_vote("Design a cache for a trading system.")
     criteria = ["complexity", "domain_knowledge", "problem_solving", "real_world"]
     tag(vote, ["hard", *criteria], labeller="rules+judge")
     (row,) = json.loads(export())
@@ -59,10 +96,8 @@ def test_recorded_criteria_are_exported_as_fastchats_criteria(generation, alice,
     assert len(held) == 7 and {k for k, v in held.items() if v} == set(criteria)
 
 
-def test_rank_reads_the_exported_tags_back_into_the_same_boards(
-    generation, alice, two_models, tmp_path
-):
-    votes = [voted_battle(alice, c, text=f"Prove claim {c}.") for c in ("a", "b", "tie")]
+def test_rank_reads_the_exported_tags_back_into_the_same_boards(make_vote, tmp_path):
+    votes = [make_vote(f"Prove claim {c}.", c) for c in ("a", "b", "tie")]
     tag(votes[0], ["math", "hard"], labeller="rules+judge")
     tag(votes[1], ["math"])
     log = tmp_path / "battles.json"

@@ -10,8 +10,26 @@ import pytest
 from django.core.management import call_command
 
 from ranking import log_reader
+from ranking.battle_log import ReadReport
 from ranking.compute import breakdown_masks
-from tests.ranking.test_log_reader import read, shapes
+
+
+def shapes(rows: list) -> dict[str, bytes]:
+    """The same battles as a pretty-printed array, a compact one and JSONL with blank lines."""
+    return {
+        "indented": json.dumps(rows, indent=1).encode(),
+        "compact": json.dumps(rows).encode(),
+        "jsonl": b"\n".join(json.dumps(r).encode() for r in rows) + b"\n\n",
+    }
+
+
+def read(data: bytes, *, exact: bool = False, fmt: str = "arena", **flags):
+    report = ReadReport()
+    arrays = log_reader.read_battle_log(
+        io.BytesIO(data), fmt=fmt, report=report, exact=exact, **flags
+    )
+    return arrays, report
+
 
 HARD = {"criteria_v0.1": {f"c{i}": i < 6 for i in range(7)}}
 
