@@ -12,6 +12,7 @@ import inspect
 import os
 import subprocess
 import sys
+import time
 import uuid
 from collections.abc import Awaitable, Callable, Iterator
 from pathlib import Path
@@ -178,6 +179,19 @@ def generation(transactional_db, celery_worker) -> Iterator[None]:
         ):
             battle_void(battle_id=battle_id, reason="the test is over")
         wait_for_answers(limit_s=2.5 * WORKER_TURN_DEADLINE_S)
+        _tag_jobs_settle()
+
+
+def _tag_jobs_settle(limit_s: float = 10.0) -> None:
+    """Each vote sends a tagging job once it commits (tagging.services.votes_tag_later); let
+    those the worker is running write their rows before the flush, which would otherwise wait
+    on them, and they on it. A job that never ran (a test that stopped the worker) is no
+    failure of this test: the flush empties its queue's work anyway."""
+    from arena.battles.models import Vote
+
+    deadline = time.monotonic() + limit_s
+    while Vote.objects.filter(tag_rows__isnull=True).exists() and time.monotonic() < deadline:
+        time.sleep(0.02)
 
 
 @pytest.fixture
