@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from datetime import datetime
 from itertools import pairwise
@@ -84,8 +84,14 @@ def vote_arrays(*, cutoff: datetime, include_simulated: bool) -> LoadedVotes:
         .filter(created_at__lte=cutoff)
         .order_by("pk")
     )
-    if connections[counted.db].vendor == "postgresql":
-        arrays, answers = arrays_by_copy(counted, names=names)
+    connection = connections[counted.db]
+    if connection.vendor == "postgresql":
+        with ThreadPoolExecutor(1) as pool:
+            # Decoding the tags is Python's work, the COPY mostly the server's: read side by
+            # side, the tags over a connection of their own (so never inside a transaction,
+            # where another connection would not see its rows).
+            tags = None if connection.in_atomic_block else pool.submit(_every_tag, counted.db)
+            arrays, answers = arrays_by_copy(counted, names=names, tags=tags)
     else:
         arrays, answers = arrays_by_rows(counted, names=names)
     return LoadedVotes(arrays, excluded, entries, answers)
@@ -145,11 +151,23 @@ def arrays_by_rows(
 _TAGS_BY_ID = 50_000
 
 
-def _tag(arrays: VoteArrays, ids: np.ndarray) -> None:
+def _every_tag(db: str) -> dict[int, frozenset[str]]:
+    """Every vote's tags, read in a thread of its own (and its own connection)."""
+    try:
+        return vote_tags()
+    finally:
+        connections[db].close()
+
+
+def _tag(
+    arrays: VoteArrays, ids: np.ndarray, found: dict[int, frozenset[str]] | None = None
+) -> None:
     """Give ``arrays`` (the votes ``ids``, in order) each vote's newest tag set
-    (``tagging.selectors.vote_tags``); a vote with none yet has `tag_sets.NO_TAGS`."""
+    (``tagging.selectors.vote_tags``, or ``found``, read already); a vote with none yet has
+    `tag_sets.NO_TAGS`."""
     ids = np.asarray(ids, dtype=np.int64)
-    found = vote_tags(vote_ids=ids.tolist() if len(ids) <= _TAGS_BY_ID else None)
+    if found is None:
+        found = vote_tags(vote_ids=ids.tolist() if len(ids) <= _TAGS_BY_ID else None)
     codes = np.full(len(ids), NO_TAGS, dtype=np.int32)
     if found:
         tagged = np.fromiter(found, np.int64, len(found))
@@ -295,13 +313,18 @@ _STREAM_MIN_VOTES = 100_000  # below this one connection is as fast
 
 
 def arrays_by_copy(
-    votes: QuerySet, *, names: dict[int, str], streams: int | None = None, _retry: bool = True
+    votes: QuerySet,
+    *,
+    names: dict[int, str],
+    streams: int | None = None,
+    tags: Future | None = None,
+    _retry: bool = True,
 ) -> tuple[VoteArrays, dict[str, dict[str, int]]]:
     """What `arrays_by_rows` gives, the votes in primary-key order, streamed with
     ``COPY (SELECT …) TO STDOUT (FORMAT binary)``: every row has the same fields of the same
     widths, so the stream is one numpy record array. PostgreSQL only. Outside a transaction the
     votes are read in ``streams`` (default ``_COPY_STREAMS``) ranges of primary keys at once,
-    over as many connections."""
+    over as many connections. ``tags``: every vote's tags being read (``_every_tag``)."""
     connection = connections[votes.db]
     table = connection.ops.quote_name(Vote._meta.db_table)
     labels = _labels(votes)
@@ -340,7 +363,7 @@ def arrays_by_copy(
         raise ValueError("a vote in the log has an unknown choice")
     if (rows["category"] < 0).any() or (rows["language"] < 0).any():
         if _retry:
-            return arrays_by_copy(votes, names=names, streams=streams, _retry=False)
+            return arrays_by_copy(votes, names=names, streams=streams, tags=tags, _retry=False)
         raise RuntimeError("the vote log's categories or languages changed during the read")
     style = {side: np.column_stack([rows[f"{side}{i}"] for i in range(4)]) for side in "ab"}
     codes = {}
@@ -363,6 +386,6 @@ def arrays_by_copy(
         probabilities=rows["p"],
         labels=labels,
     )
-    _tag(arrays, rows["id"])
+    _tag(arrays, rows["id"], None if tags is None else tags.result())
     cuts = (rows[f"cut_{side}"].astype(np.int64) for side in "ab")
     return arrays, _answers(a, b, *cuts, names)

@@ -150,7 +150,7 @@ def test_vote_arrays_counts_and_reads_the_same_votes_either_way(log, postgresql,
             patch.setattr(
                 selectors,
                 "arrays_by_copy",
-                lambda votes, names: selectors.arrays_by_rows(votes, names=names),
+                lambda votes, names, tags=None: selectors.arrays_by_rows(votes, names=names),
             )
             portable = selectors.vote_arrays(cutoff=cutoff, include_simulated=include_simulated)
         assert fast.excluded == portable.excluded
@@ -181,3 +181,15 @@ def test_a_large_read_takes_every_votes_tags_at_once_and_keeps_its_own(
     at_once = both_reads(votes)
     for arrays in (*by_id, *at_once):
         assert tag_sets(arrays) == [frozenset({"code", "hard"}), frozenset(), None]
+
+
+@pytest.mark.django_db(transaction=True)
+def test_outside_a_transaction_the_tags_are_read_beside_the_votes(log, postgresql, monkeypatch):
+    beside = []
+    every_tag = selectors._every_tag
+    monkeypatch.setattr(selectors, "_every_tag", lambda db: beside.append(db) or every_tag(db))
+    loaded = selectors.vote_arrays(cutoff=timezone.now(), include_simulated=True)
+    assert beside == ["default"]
+    tags = tag_sets(loaded.arrays)
+    assert tags[:3] == [frozenset({"code", "hard"}), frozenset(), None]
+    assert tags[-2:] == [frozenset({"math"})] * 2 and loaded.untagged() == len(tags) - 4
