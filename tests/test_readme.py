@@ -8,7 +8,7 @@ import re
 from tests.helpers import ROOT
 
 README = (ROOT / "README.md").read_text()
-SETTINGS = (ROOT / "arena" / "settings.py").read_text()
+SETTINGS = "\n".join(p.read_text() for p in sorted((ROOT / "arena" / "settings").glob("*.py")))
 READ = re.compile(
     r'env(?:\.(str|int|float|bool|list))?\(\s*"([A-Z][A-Z0-9_]*)"(?:,\s*default=([^)]+))?\)'
 )
