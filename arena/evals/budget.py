@@ -1,14 +1,18 @@
-"""An evaluation run's limits, kept while it runs: a unit of work (one answer, one verdict)
-holds its worst case before it starts, and gives back what it did not spend when it ends.
+"""An evaluation run's limits, kept for the whole run wherever its pieces run: a unit of work
+(one answer, one verdict) holds its worst case in the database before it starts (an
+``EvalHold`` row), and gives it back when it ends, as what it spent is recorded.
 
 The rule:
 
-* A cost budget: a unit starts only while what the run has spent plus the worst case of every
-  unit in flight is under the budget; when it is not, the unit waits for those in flight to
-  end, and the run stops when nothing is in flight. So only the last unit started can carry
-  the run past its budget, by at most its own worst case: a run never spends more than its
-  budget plus one unit's worst case (per pool queue, where a run's models are served on
-  several: each queue's piece holds its own units).
+* A cost budget: a unit starts only while what the run has spent (its answers' and verdicts'
+  rows) plus the worst case of every unit in flight (the run's live holds, whatever piece,
+  pool queue or process holds them) is under the budget; when it is not, the unit waits for
+  those in flight to end, and the run stops when nothing is in flight. Takes are decided one
+  at a time under the run's row lock (SELECT ... FOR UPDATE; on SQLite, the one process's
+  lock), and a unit's hold goes in the same transaction that records its spend, so a take
+  never counts a unit twice or not at all. So only the last unit started can carry the run
+  past its budget, by at most its own worst case: a run never spends more than its budget
+  plus ONE unit's worst case, however many queues and workers it runs on.
 * A unit's worst case, at the model's price today (the dearer of its normal and long-context
   rates): an answer reads its prompt, counted as one token a byte (no tokenizer makes more),
   and writes its ``max_tokens`` (the run's, else the model's limit, which is then sent); a
@@ -20,19 +24,33 @@ The rule:
   verdicts in flight, at most ``ATTEMPTS``; one that reaches its share with no reply it can
   read stops there. So the run makes exactly as many judge calls as its limit allows (when it
   has that much to judge).
+* A worker killed mid-unit: a hold is leased for ``EVALS_STALE_S`` and renewed by its piece's
+  heartbeat (``works.piece_beat``); one its worker stopped renewing no longer counts once its
+  lease ends (the next take deletes it), so it never blocks the run for good. What such a
+  unit spent before it died was never recorded, here as in the run's totals.
 """
 
 from __future__ import annotations
 
 import asyncio
-from decimal import Decimal
+import contextlib
+import threading
+from collections.abc import Callable
+from contextlib import contextmanager, nullcontext
+from dataclasses import dataclass
+from datetime import timedelta
+from decimal import ROUND_CEILING, Decimal
 
+from channels.db import database_sync_to_async
 from django.conf import settings
+from django.db import connection, transaction
+from django.db.models import Sum
 from django.utils import timezone
 
 from arena.catalog import costs
 from arena.catalog.models import ModelEntry
 from arena.compare.spend import request_params, token_limit
+from arena.evals.models import EvalAnswer, EvalHold, EvalRun, EvalVerdict
 from arena.judges import pairwise
 from arena.judges.calls import ATTEMPTS, Call
 from arena.judges.registry import strategy_for
@@ -40,6 +58,18 @@ from arena.judges.rules import mask
 
 ZERO = Decimal("0")
 TEMPLATE_TOKENS = 64  # a chat template's own tokens around the messages, at most
+HELD_PLACES = Decimal("1e-8")  # EvalHold.cost's places; a worst case is rounded up to them
+POLL_S = 0.25  # a waiting unit looks again this often for room freed by other pieces
+_LOCAL = threading.Lock()  # SQLite only: see _run_locked
+
+
+def spent(*, run_id: int) -> tuple[Decimal, int]:
+    """What the run's answers and judge calls have cost so far, and the judge calls made."""
+    answers = EvalAnswer.objects.filter(prompt__run_id=run_id).aggregate(c=Sum("cost"))["c"]
+    verdicts = EvalVerdict.objects.filter(prompt__run_id=run_id).aggregate(
+        c=Sum("cost"), n=Sum("attempts")
+    )
+    return (answers or ZERO) + (verdicts["c"] or ZERO), verdicts["n"] or 0
 
 
 def rates_of(models: list[ModelEntry]) -> dict[int, tuple[Decimal, Decimal]]:
@@ -90,63 +120,139 @@ def verdict_worst_call(
     return rate[0] * _read(strategy.system, text) + rate[1] * reply
 
 
+@dataclass(frozen=True)
+class Take:
+    """What a take decided: a hold (its id, and the judge calls it allows: 1 for an answer),
+    or none: to wait (``stop`` empty: units in flight hold what may be freed), or ``stop``
+    ("cost" or "calls": nothing in flight can free it). With what the run had spent then."""
+
+    hold_id: int = 0
+    allowed: int = 0
+    stop: str = ""
+    cost: Decimal = ZERO
+    calls: int = 0
+
+
+def _lease(lease_s: float | None) -> timedelta:
+    return timedelta(seconds=settings.EVALS_STALE_S if lease_s is None else lease_s)
+
+
+@contextmanager
+def _run_locked(run_id: int):
+    """A transaction holding the run's row: the takes and gives back of all its pieces, in
+    every process, one at a time (FOR NO KEY UPDATE: rows that only refer to the run, as a
+    new hold or prompt does, are not kept waiting). SQLite has no SELECT ... FOR UPDATE
+    (Django leaves it out); the embedded default is one process, and this process's lock is
+    enough there."""
+    local = _LOCAL if not connection.features.has_select_for_update else nullcontext()
+    with local, transaction.atomic():
+        yield (
+            EvalRun.objects.select_for_update(no_key=True)
+            .values_list("budget", "max_judge_calls")
+            .get(pk=run_id)
+        )
+
+
+def hold_take(
+    *,
+    run_id: int,
+    owner: str,
+    queue: str,
+    worst_each: Decimal,
+    judge: bool,
+    lease_s: float | None = None,
+) -> Take:
+    """Hold a unit's worst case (``worst_each`` a judge call for a verdict) if the run's
+    limits leave room, for ``lease_s`` (EVALS_STALE_S) unless renewed (``holds_renew``)."""
+    now = timezone.now()
+    with _run_locked(run_id) as (cost_limit, calls_limit):
+        holds = EvalHold.objects.filter(run_id=run_id)
+        holds.filter(held_until__lte=now).delete()  # their workers died: they no longer count
+        held = holds.aggregate(cost=Sum("cost"), calls=Sum("calls"))
+        held_cost, held_calls = held["cost"] or ZERO, held["calls"] or 0
+        cost, calls = spent(run_id=run_id)
+        if cost_limit is not None and cost + held_cost >= cost_limit:
+            return Take(stop="" if held_cost else "cost", cost=cost, calls=calls)
+        if judge and calls_limit is not None and calls + held_calls >= calls_limit:
+            return Take(stop="" if held_calls else "calls", cost=cost, calls=calls)
+        allowed = 1
+        if judge:
+            allowed = ATTEMPTS
+            if calls_limit is not None:
+                allowed = min(ATTEMPTS, calls_limit - calls - held_calls)
+        hold = EvalHold.objects.create(
+            run_id=run_id, owner=owner, queue=queue,
+            cost=(worst_each * allowed).quantize(HELD_PLACES, rounding=ROUND_CEILING),
+            calls=allowed if judge else 0, held_until=now + _lease(lease_s),
+        )  # fmt: skip
+    return Take(hold_id=hold.pk, allowed=allowed, cost=cost, calls=calls)
+
+
+def hold_give_back(
+    *, run_id: int, hold_id: int, record: Callable[[], object] | None = None
+) -> None:
+    """A unit ended: ``record`` writes what it made and spent, and its hold goes, together,
+    so no take ever counts the unit twice or not at all."""
+    with _run_locked(run_id):
+        if record is not None:
+            record()
+        EvalHold.objects.filter(pk=hold_id).delete()
+
+
+def holds_renew(*, run_id: int, owner: str, lease_s: float | None = None) -> None:
+    """The units of a live worker keep their holds (its piece's heartbeat calls this)."""
+    EvalHold.objects.filter(run_id=run_id, owner=owner).update(
+        held_until=timezone.now() + _lease(lease_s)
+    )
+
+
+def held(*, run_id: int) -> tuple[Decimal, int]:
+    """What the run's live holds hold: cost, judge calls."""
+    live = EvalHold.objects.filter(run_id=run_id, held_until__gt=timezone.now())
+    total = live.aggregate(cost=Sum("cost"), calls=Sum("calls"))
+    return total["cost"] or ZERO, total["calls"] or 0
+
+
 class Budget:
-    """One piece's view of its run's limits: spent (its own and, as refreshed, the other
-    pieces'), and held by the units in flight."""
+    """One piece's door to its run's limits: each unit's take waits while others hold what
+    may be freed (woken when a unit of this piece gives back, and every ``POLL_S`` for those
+    of other pieces and processes); ``stop`` says which limit ended the piece."""
 
-    def __init__(self, *, cost_limit: Decimal | None, calls_limit: int | None) -> None:
-        self.cost_limit, self.calls_limit = cost_limit, calls_limit
-        self.cost, self.calls = ZERO, 0
-        self.held_cost, self.held_calls = ZERO, 0
+    def __init__(self, *, run_id: int, owner: str, queue: str) -> None:
+        self.run_id, self.owner, self.queue = run_id, owner, queue
+        self.cost, self.calls = ZERO, 0  # what the run had spent at the last take
         self.stop = ""  # "cost" or "calls" once a unit could not start
-        self._changed = asyncio.Condition()
+        self._changed = asyncio.Event()
 
-    def seen(self, *, cost: Decimal, calls: int) -> None:
-        """What the whole run has spent, as read now."""
-        self.cost, self.calls = max(self.cost, cost), max(self.calls, calls)
+    async def take(self, *, worst_each: Decimal, judge: bool) -> Take | None:
+        """Wait until a unit may start: its hold, or None once the run has reached a limit."""
+        while not self.stop:
+            took = await database_sync_to_async(hold_take)(
+                run_id=self.run_id, owner=self.owner, queue=self.queue,
+                worst_each=worst_each, judge=judge,
+            )  # fmt: skip
+            self.cost, self.calls = took.cost, took.calls
+            if took.hold_id:
+                return took
+            if took.stop:
+                self.stop = took.stop
+                break
+            changed = self._changed
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(changed.wait(), POLL_S)
+        self._wake()  # the others waiting here stop too
+        return None
 
-    def _blocked(self, judge: bool) -> str:
-        if self.cost_limit is not None and self.cost + self.held_cost >= self.cost_limit:
-            return "cost"
-        if judge and self.calls_limit is not None:
-            if self.calls + self.held_calls >= self.calls_limit:
-                return "calls"
-        return ""
+    async def give_back(self, took: Take, record: Callable[[], object] | None) -> None:
+        """A unit ended (``record``: what it made, written as its hold goes)."""
+        await database_sync_to_async(hold_give_back)(
+            run_id=self.run_id, hold_id=took.hold_id, record=record
+        )
+        self._wake()
 
-    async def take(self, *, worst_each: Decimal, judge: bool) -> int:
-        """Wait until a unit may start; the calls it may make (1 for an answer), or 0 when the
-        run has reached a limit (``stop`` says which)."""
-        async with self._changed:
-            while not self.stop:
-                why = self._blocked(judge)
-                if not why:
-                    break
-                if self.held_cost or self.held_calls:
-                    await self._changed.wait()  # those in flight may leave room
-                    continue
-                self.stop = why
-                self._changed.notify_all()
-            if self.stop:
-                return 0
-            allowed = 1
-            if judge:
-                allowed = ATTEMPTS
-                if self.calls_limit is not None:
-                    allowed = min(ATTEMPTS, self.calls_limit - self.calls - self.held_calls)
-                self.held_calls += allowed
-            self.held_cost += worst_each * allowed
-            return allowed
-
-    async def give_back(
-        self, *, allowed: int, worst_each: Decimal, judge: bool, cost: Decimal, calls: int
-    ) -> None:
-        """A unit ended: what it held is free again, what it spent is spent."""
-        async with self._changed:
-            self.held_cost -= worst_each * allowed
-            self.held_calls -= allowed if judge else 0
-            self.cost += cost
-            self.calls += calls
-            self._changed.notify_all()
+    def _wake(self) -> None:
+        self._changed.set()
+        self._changed = asyncio.Event()
 
 
 class CallsSpent(Exception):

@@ -71,6 +71,27 @@ class EvalWork(models.Model):
         return f"{self.run_id} on {self.queue}"
 
 
+class EvalHold(models.Model):
+    """A unit of a run in flight (an answer, a verdict) holding its worst case against the run's
+    limits, whichever piece or process it runs in (``arena.evals.budget``): counted until it is
+    given back, as the unit's spend is recorded, or until ``held_until`` passes unrenewed (its
+    worker was killed)."""
+
+    run = models.ForeignKey(EvalRun, on_delete=models.CASCADE, related_name="holds")
+    owner = models.CharField(max_length=32)  # the piece's lease token, whose beat renews it
+    queue = models.CharField(max_length=100)  # the piece's, to tell whose it is
+    cost = models.DecimalField(max_digits=18, decimal_places=8)  # the worst case, rounded up
+    calls = models.PositiveSmallIntegerField(default=0)  # judge calls it may make
+    held_until = models.DateTimeField()
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        indexes = [models.Index(fields=["run", "held_until"], name="eval_hold_live")]
+
+    def __str__(self) -> str:
+        return f"{self.run_id}: ${self.cost}, {self.calls} calls until {self.held_until}"
+
+
 class EvalPrompt(models.Model):
     """The run's prompts, copied in, so later edits to curated prompts change nothing."""
 

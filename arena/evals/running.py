@@ -1,21 +1,22 @@
 """Running an evaluation run, resumably: every answer and verdict is a row claimed once, so a
 run killed and started again continues where it was and makes nothing twice; it stops at its
-budget (answers' and judge calls' cost, judge calls), each unit holding its worst case before
-it starts (``arena.evals.budget``). One piece of work a pool queue
-(``arena.evals.works``): the answers of the models served on that queue, as battles route
-them, and, on the judge's queue, the verdicts, as the answers they need arrive."""
+budget (answers' and judge calls' cost, judge calls), each unit holding its worst case in the
+database before it starts, against the whole run's limits (``arena.evals.budget``). One piece
+of work a pool queue (``arena.evals.works``): the answers of the models served on that queue,
+as battles route them, and, on the judge's queue, the verdicts, as the answers they need
+arrive."""
 
 from __future__ import annotations
 
 import asyncio
 import uuid
+from collections.abc import Callable
 from decimal import Decimal
 from functools import partial
 
 from channels.db import database_sync_to_async
 from django.conf import settings
 from django.db import IntegrityError, transaction
-from django.db.models import Sum
 from django.utils import timezone
 
 from arena.backends.base import ChatRequest, Message
@@ -37,13 +38,7 @@ WAIT_FOR_ANSWERS_S = 1.0  # the judge's piece looks again this often for answers
 ALL = works.ALL
 
 
-def spent(*, run_id: int) -> tuple[Decimal, int]:
-    """What the run's answers and judge calls have cost so far, and the judge calls made."""
-    answers = EvalAnswer.objects.filter(prompt__run_id=run_id).aggregate(c=Sum("cost"))["c"]
-    verdicts = EvalVerdict.objects.filter(prompt__run_id=run_id).aggregate(
-        c=Sum("cost"), n=Sum("attempts")
-    )
-    return (answers or Decimal("0")) + (verdicts["c"] or Decimal("0")), verdicts["n"] or 0
+spent = budget.spent  # what the run's answers and judge calls cost so far, and the calls
 
 
 def _budget_note(run: EvalRun, kind: str, cost: Decimal, calls: int) -> str:
@@ -73,8 +68,8 @@ def _claim_verdict(prompt: EvalPrompt, model: ModelEntry, model_first: bool) -> 
         return None
 
 
-async def _generate(answer: EvalAnswer, params: dict, _allowed: int) -> tuple[Decimal, int]:
-    """Make the answer this worker claimed; what it cost, and judge calls made (none)."""
+async def _generate(answer: EvalAnswer, params: dict, _allowed: int) -> Callable[[], None]:
+    """Make the answer this worker claimed; what writes it (with its cost) as its hold goes."""
     prompt, model = answer.prompt, answer.model
     request = ChatRequest(
         model_id=model.model_id, messages=(Message("user", prompt.text),), params=params
@@ -86,8 +81,7 @@ async def _generate(answer: EvalAnswer, params: dict, _allowed: int) -> tuple[De
         max_chars=settings.ARENA["ANSWER_MAX_CHARS"],
         timeout_s=model.timeout_s,
     )
-    await database_sync_to_async(_answer_save)(answer, result)
-    return answer.cost or Decimal("0"), 0
+    return partial(_answer_save, answer, result)
 
 
 def _answer_save(answer: EvalAnswer, result) -> None:
@@ -105,12 +99,12 @@ async def _judge(
     texts: tuple[str, str],
     terms: tuple[str, ...],
     allowed: int,
-) -> tuple[Decimal, int]:
-    """Ask for the verdict if no one has, in at most ``allowed`` calls; what it cost and the
-    calls it took."""
+) -> Callable[[], object] | None:
+    """Ask for the verdict if no one has, in at most ``allowed`` calls; what writes it (with
+    its calls and their cost) as its hold goes."""
     verdict = await database_sync_to_async(_claim_verdict)(prompt, model, model_first)
     if verdict is None:
-        return Decimal("0"), 0
+        return None
     try:
         found = await judge_answers(
             "pairwise", judge=run.judge, prompt=prompt.text, answers=_ordered(texts, model_first),
@@ -118,10 +112,10 @@ async def _judge(
         )  # fmt: skip
     except budget.CallsSpent as spent_all:  # the run's last calls, and no reply read
         found = Judgement(None, tuple(spent_all.calls), False)
-    await database_sync_to_async(model_update)(
-        instance=verdict, fields=pairwise.VERDICT_FIELDS, data=pairwise.verdict_data(found)
-    )
-    return found.cost, found.attempts
+    return partial(
+        model_update,
+        instance=verdict, fields=pairwise.VERDICT_FIELDS, data=pairwise.verdict_data(found),
+    )  # fmt: skip
 
 
 def _ordered(texts: tuple[str, str], model_first: bool) -> dict[str, str]:
@@ -149,22 +143,21 @@ def _answers(run: EvalRun) -> tuple[dict[tuple[int, int], EvalAnswer], set[tuple
     )
 
 
-def _state(run_id: int) -> tuple[str, Decimal, int]:
-    """The run's status and what every piece has spent, as of now."""
-    status = EvalRun.objects.values_list("status", flat=True).get(pk=run_id)
-    return (status, *spent(run_id=run_id))
+def _status(run_id: int) -> str:
+    return EvalRun.objects.values_list("status", flat=True).get(pk=run_id)
 
 
 class Piece:
-    """One piece of a run on one worker: its budget kept as running totals, brought up to
-    date with what the other pieces spent at each batch it claims, so the budget costs no
-    query per unit."""
+    """One piece of a run on one worker (``token``: its lease), its units held against the
+    whole run's limits with every other piece's (``budget.Budget``)."""
 
-    def __init__(self, run: EvalRun, queue: str, models: list[ModelEntry], on_progress) -> None:
+    def __init__(
+        self, run: EvalRun, queue: str, models: list[ModelEntry], on_progress, token: str = ""
+    ) -> None:
         self.run, self.queue, self.models, self.on_progress = run, queue, models, on_progress
         self.gate = asyncio.Semaphore(CONCURRENCY)
         self.stop = ""
-        self.budget = budget.Budget(cost_limit=run.budget, calls_limit=run.max_judge_calls)
+        self.budget = budget.Budget(run_id=run.pk, owner=token or uuid.uuid4().hex, queue=queue)
         self.rates: dict[int, tuple[Decimal, Decimal]] = {}
         self.params: dict[int, dict] = {}
 
@@ -177,9 +170,8 @@ class Piece:
         return self.budget.calls
 
     async def _refresh(self) -> bool:
-        """Whether the run is still running; what the other pieces spent counts from now."""
-        status, cost, calls = await database_sync_to_async(_state)(self.run.pk)
-        self.budget.seen(cost=cost, calls=calls)
+        """Whether the run is still running (not ended elsewhere, at its budget)."""
+        status = await database_sync_to_async(_status)(self.run.pk)
         return status == EvalRun.Status.RUNNING
 
     async def limited(self, make, *, worst_each: Decimal, judge_call: bool = False) -> None:
@@ -188,18 +180,16 @@ class Piece:
         async with self.gate:
             if self.stop:
                 return
-            allowed = await self.budget.take(worst_each=worst_each, judge=judge_call)
-            if not allowed:
+            took = await self.budget.take(worst_each=worst_each, judge=judge_call)
+            if took is None:
                 self.stop = self.stop or self.budget.stop
                 return
-            unit_cost, unit_calls = Decimal("0"), 0
+            record = None
             try:
-                unit_cost, unit_calls = await make(allowed)
+                record = await make(took.allowed)
             finally:
-                await self.budget.give_back(
-                    allowed=allowed, worst_each=worst_each, judge=judge_call,
-                    cost=unit_cost, calls=unit_calls,
-                )  # fmt: skip
+                # Cancelled or failed, the hold goes all the same (else its lease ends it).
+                await self.budget.give_back(took, record)
             if self.on_progress is not None:
                 await self.on_progress(self.run)
 
@@ -291,7 +281,6 @@ class Piece:
                 self.stop = "elsewhere"
                 break
             await asyncio.sleep(WAIT_FOR_ANSWERS_S)
-            await self._refresh()
         note = ""
         if self.stop == "elsewhere":
             note = await database_sync_to_async(_note)(run) or "Stopped early."
@@ -328,7 +317,7 @@ async def eval_execute(run_id: int, *, queue: str = ALL, on_progress=None) -> Ev
     if taken is None:
         return await database_sync_to_async(EvalRun.objects.get)(pk=run_id)
     run, models, judges = taken
-    piece = asyncio.ensure_future(Piece(run, queue, models, on_progress).execute(judges))
+    piece = asyncio.ensure_future(Piece(run, queue, models, on_progress, token).execute(judges))
     beating = asyncio.ensure_future(_beat(run.pk, queue, token, piece))
     try:
         run = await piece

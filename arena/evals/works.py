@@ -13,6 +13,7 @@ from django.db.models import F, Q
 from django.utils import timezone
 
 from arena.catalog.models import ModelEntry
+from arena.evals import budget
 from arena.evals.models import EvalAnswer, EvalRun, EvalVerdict, EvalWork
 
 ALL = "*"  # the whole run in one place (the CLI, in-process mode)
@@ -94,9 +95,14 @@ def piece_take(
 
 
 def piece_beat(*, run_id: int, queue: str, token: str) -> bool:
-    """Beat; False when another worker has taken the piece over (this one must stop)."""
+    """Beat, renewing the holds of the piece's units in flight (``budget.holds_renew``); False
+    when another worker has taken the piece over (this one must stop, its holds left to
+    lapse)."""
     held = EvalWork.objects.filter(run_id=run_id, queue=queue, owner=token)
-    return bool(held.update(heartbeat_at=timezone.now()))
+    if not held.update(heartbeat_at=timezone.now()):
+        return False
+    budget.holds_renew(run_id=run_id, owner=token)
+    return True
 
 
 def piece_release(*, run_id: int, queue: str, token: str) -> None:
