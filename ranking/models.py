@@ -54,6 +54,14 @@ class LeaderboardRow(models.Model):
     ties = models.PositiveIntegerField(default=0)
     both_bad = models.PositiveIntegerField(default=0)
     both_bad_rate = models.FloatField(null=True)
+    # The variant and its exposure (docs/publication.md): its line, whether it ran as a preview,
+    # when it was retired; its share of the battles drawn up to the cutoff and its share under
+    # active sampling from this snapshot (each sums to 1 over a snapshot's models).
+    line = models.CharField(max_length=100, blank=True, default="")
+    preview = models.BooleanField(default=False)
+    retired_at = models.DateTimeField(null=True, blank=True)
+    battle_share = models.FloatField(null=True)
+    sampling_weight = models.FloatField(null=True)
 
     # A model's place: its score, interval, rank range and the votes behind them.
     RANK_FIELDS = ("score", "lower", "upper", "rank_best", "rank_worst", "votes")
@@ -68,6 +76,11 @@ class LeaderboardRow(models.Model):
         "ties",
         "both_bad",
         "both_bad_rate",
+        "line",
+        "preview",
+        "retired_at",
+        "battle_share",
+        "sampling_weight",
     )
 
     class Meta:

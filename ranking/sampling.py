@@ -7,6 +7,8 @@ are boosted until their interval narrows. Pure numpy: the caller supplies interv
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
+
 import numpy as np
 
 
@@ -54,6 +56,34 @@ def pair_probabilities(
     if n < 2 or total <= 0:
         return np.zeros((n, n))
     return weights / total
+
+
+def draw_probabilities(
+    *,
+    ids: Sequence[object],
+    lower: np.ndarray,
+    upper: np.ndarray,
+    votes: np.ndarray,
+    conf: Mapping[str, float],
+) -> np.ndarray:
+    """``pair_probabilities`` of the models a start may draw: two of the same underlying id
+    (``ids``) never meet; ``conf`` is the SAMPLING settings (floor, boost_votes, boost)."""
+    same = np.array(ids, dtype=object)
+    return pair_probabilities(
+        lower=lower,
+        upper=upper,
+        votes=votes,
+        allowed=same[:, None] != same[None, :],
+        floor=conf["floor"],
+        boost_votes=int(conf["boost_votes"]),
+        boost=conf["boost"],
+    )
+
+
+def model_weights(probs: np.ndarray) -> np.ndarray:
+    """Each model's chance of being in the next battle, halved so they sum to 1: its row of a
+    ``pair_probabilities`` matrix (every pair counts for both of its models)."""
+    return probs.sum(axis=1) / 2.0
 
 
 def draw_pair(probs: np.ndarray, rng: np.random.Generator) -> tuple[int, int, float]:

@@ -13,7 +13,7 @@ from django.conf import settings as django_settings
 from django.db import transaction
 from django.utils import timezone
 
-from ranking import selectors
+from ranking import exposure, selectors
 from ranking.compute import Board, RankingConfig, compute_all, pairs_all
 from ranking.models import LeaderboardRow, LeaderboardSnapshot
 from ranking.numbers import none_if_nan
@@ -99,6 +99,12 @@ def leaderboard_recompute(
     loaded = selectors.vote_arrays(cutoff=cutoff, include_simulated=include_simulated)
     boards = compute_all(loaded.arrays, conf)
     digest = boards_hash(boards)
+    shares = exposure.battle_shares(cutoff=cutoff, include_simulated=include_simulated)
+    overall = next((b for b in boards if (b.view, b.breakdown) == ("raw", "all")), None)
+    weights = exposure.sampling_weights(
+        entries=loaded.models.values(),
+        board={r.model: (r.lower, r.upper, r.votes) for r in (overall.rows if overall else [])},
+    )
     with transaction.atomic():
         snapshot = LeaderboardSnapshot.objects.create(
             cutoff=cutoff,
@@ -144,6 +150,11 @@ def leaderboard_recompute(
                         ties=r.ties,
                         both_bad=r.both_bad,
                         both_bad_rate=_db_float(r.both_bad_rate),
+                        line=entry.line if entry else "",
+                        preview=bool(entry and entry.preview),
+                        retired_at=entry.retired_at if entry and not entry.active else None,
+                        battle_share=shares.get(r.model),
+                        sampling_weight=weights.get(r.model, 0.0 if entry else None),
                     )
                 )
         LeaderboardRow.objects.bulk_create(rows, batch_size=2000)
