@@ -16,6 +16,7 @@ from django.utils.dateparse import parse_datetime
 
 from arena.battles.models import Turn, Vote
 from arena.core.text import estimate_tokens
+from arena.tagging.selectors import CRITERIA
 
 FORMATS = ("arena", "jsonl")
 
@@ -100,16 +101,6 @@ FASTCHAT_LABELLED = {
     "instruction_following": ("if_v0.1", "if"),
     "creative_writing": ("creative_writing_v0.1", "creative_writing"),
 }
-# FastChat's seven hard-prompt criteria (criteria_v0.1); a vote is "hard" with 6 of them.
-CRITERIA = (
-    "specificity",
-    "domain_knowledge",
-    "complexity",
-    "problem_solving",
-    "creativity",
-    "technical_accuracy",
-    "real_world",
-)
 
 
 def newest_tags(vote: Vote) -> tuple[list[str], str] | None:

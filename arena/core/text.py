@@ -16,6 +16,17 @@ _FENCE = re.compile(r"^(```|~~~).*?^\1", re.MULTILINE | re.DOTALL)
 _LONE_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
+def spans_merged(spans: list[tuple[int, int]]) -> list[tuple[int, int]]:
+    """(start, end) spans of a text, sorted, with those that overlap joined into one."""
+    out: list[tuple[int, int]] = []
+    for start, end in sorted(spans):
+        if out and start < out[-1][1]:
+            out[-1] = (out[-1][0], max(out[-1][1], end))
+        else:
+            out.append((start, end))
+    return out
+
+
 def text_clean(text: str) -> str:
     """Text as it may be stored and sent on: NUL bytes dropped (PostgreSQL refuses them) and
     lone surrogates, which no encoding can carry, replaced by U+FFFD."""

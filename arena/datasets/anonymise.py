@@ -21,6 +21,8 @@ from collections.abc import Callable, Iterator
 import phonenumbers
 import pyap
 
+from arena.core.text import spans_merged
+
 PLACEHOLDERS = {
     "email": "[EMAIL]",
     "credit_card": "[CREDIT_CARD]",
@@ -126,23 +128,13 @@ FINDERS: tuple[tuple[str, Callable[[str], Iterator[Span]]], ...] = (
 )
 
 
-def _merged(spans: list[Span]) -> list[Span]:
-    out: list[Span] = []
-    for start, end in sorted(spans):
-        if out and start < out[-1][1]:
-            out[-1] = (out[-1][0], max(out[-1][1], end))
-        else:
-            out.append((start, end))
-    return out
-
-
 def scrub(text: str, counts: Counter[str] | None = None) -> str:
     """``text`` with every email, card number, IP address, phone number and street address
     replaced by its kind's placeholder; ``counts`` (if given) gains one per replacement."""
     for kind, finder in FINDERS:
         if not text:
             break
-        spans = _merged(list(finder(text)))
+        spans = spans_merged(list(finder(text)))
         if not spans:
             continue
         placeholder = PLACEHOLDERS[kind]

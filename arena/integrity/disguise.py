@@ -43,6 +43,8 @@ import re
 import unicodedata
 from functools import lru_cache
 
+from arena.core.text import spans_merged
+
 # Look-alikes that NFKD leaves alone, to the Latin letter they pass for. Upper and lower case
 # both: case folding comes after, and an upper and a lower case letter can pass for different
 # letters (Greek Η looks like H, η like n).
@@ -304,16 +306,6 @@ _RLO = "\u202e"
 _OVERRIDE_RUN = re.compile(r"\u202e[^\u202c]*?(?=\u202c|\n[ \t]*\n|\Z)")
 
 
-def _merged(spans: list[tuple[int, int]]) -> list[tuple[int, int]]:
-    out: list[tuple[int, int]] = []
-    for start, end in sorted(spans):
-        if out and start < out[-1][1]:
-            out[-1] = (out[-1][0], max(out[-1][1], end))
-        else:
-            out.append((start, end))
-    return out
-
-
 class NamePattern:
     """Every protected name, disguised or not, found in the original text."""
 
@@ -330,7 +322,7 @@ class NamePattern:
 
     def _skeleton_spans(self, skel: str) -> list[tuple[int, int]]:
         found = [m.span() for m in self.regex.finditer(skel)]
-        return _merged(found + _spelt_spans(skel, self.spelt)) if self.spelt else found
+        return spans_merged(found + _spelt_spans(skel, self.spelt)) if self.spelt else found
 
     def spans(self, text: str) -> list[tuple[int, int]]:
         skel, origin = skeleton(text)
@@ -341,7 +333,7 @@ class NamePattern:
             for run in _OVERRIDE_RUN.finditer(text):
                 if self._skeleton_spans(skeleton(run.group()[::-1])[0]):
                     found.append(run.span())
-            found = _merged(found)
+            found = spans_merged(found)
         return found
 
     def search(self, text: str) -> tuple[int, int] | None:

@@ -22,17 +22,8 @@ from arena.catalog import costs
 from arena.catalog.models import ModelEntry
 from arena.judges.calls import ATTEMPTS, JudgeCaller, ReplyError, json_object
 from arena.judges.prompts import Fence
+from arena.tagging.selectors import CRITERIA, HARD_AT
 
-CRITERIA = (
-    "specificity",
-    "domain_knowledge",
-    "complexity",
-    "problem_solving",
-    "creativity",
-    "technical_accuracy",
-    "real_world",
-)
-HARD_AT = 6  # criteria met of the seven for "hard", as Arena-Hard's Hard Prompts
 REPLY_MAX_CHARS = 2_000  # a reply is a small JSON object; more is read as no reply
 # The mock backend answers a request whose system message holds this as a labeller would
 # (arena.backends.mock.label_reply), so tests and the demo label without a real model.
