@@ -84,17 +84,28 @@ def over_ideal(readers: dict[str, StampReader], *, since_emit: bool = False) -> 
     position ``e`` on one side is released once it is emitted and the other side has produced
     ``e`` characters, or has ended (then its last chunk's emit time). ``since_emit``: the ideal
     release less the emit time instead (what ideal pacing itself adds to the raw stream)."""
-    out = []
+    return [d for d, _ in _over_ideal(readers, since_emit=since_emit)]
+
+
+def over_ideal_shared(readers: dict[str, StampReader]) -> list[float]:
+    """``over_ideal`` of the stamps the other side had produced as many characters as by the
+    time they were emitted or later, before it ended: text released while both panes are
+    shown together. The rest come after the other side's whole answer, where blind pacing
+    goes on at the pace both panes had (pacing.Pacer, phase 3), not the model's own, and the
+    ideal pacer does not: what that rule costs is blind pacing's own, not the pipeline's."""
+    return [d for d, alone in _over_ideal(readers) if not alone]
+
+
+def _over_ideal(readers: dict[str, StampReader], *, since_emit: bool = False):
     for side, other in (("a", "b"), ("b", "a")):
         ends, times = produced_by(readers[other])
         if not times:
             continue
         for _, end, emitted, arrived in readers[side].stamps:
             k = bisect.bisect_left(ends, end)
-            other_had = times[min(k, len(times) - 1)]
-            ideal = max(emitted, other_had)
-            out.append(((ideal - emitted) if since_emit else (arrived - ideal)) * 1000)
-    return out
+            alone = k >= len(times)
+            ideal = max(emitted, times[min(k, len(times) - 1)])
+            yield ((ideal - emitted) if since_emit else (arrived - ideal)) * 1000, alone
 
 
 async def baseline(n_battles: int, mock: dict, tag: str) -> dict:
@@ -155,6 +166,7 @@ async def paced(n_battles: int, mock: dict, tag: str, tick_s: float, chars: int)
     return {
         "delays_ms": [d for one in battles for r in one.values() for d in r.delays_ms],
         "over_ideal_ms": [d for one in battles for d in over_ideal(one)],
+        "shared_ms": [d for one in battles for d in over_ideal_shared(one)],
     }
 
 
@@ -164,6 +176,7 @@ class Pipeline:
 
     delays_ms: list[float] = field(default_factory=list)
     over_ideal_ms: list[float] = field(default_factory=list)
+    shared_ms: list[float] = field(default_factory=list)  # over_ideal_shared's
     start_s: list[float] = field(default_factory=list)  # send "start" -> "battle" frame
     turn_s: list[float] = field(default_factory=list)  # send "start" -> "turn_complete"
     frames: int = 0
@@ -213,6 +226,7 @@ async def battle(i: int, job: dict, out: Pipeline) -> None:
         out.delays_ms += readers["a"].delays_ms + readers["b"].delays_ms
         if complete:  # the ideal needs both sides' whole text
             out.over_ideal_ms += over_ideal(readers)
+            out.shared_ms += over_ideal_shared(readers)
         await sock.close()
 
 
@@ -230,6 +244,7 @@ async def run(job: dict) -> dict:
     return {
         "delays_ms": out.delays_ms,
         "over_ideal_ms": out.over_ideal_ms,
+        "shared_ms": out.shared_ms,
         "start_s": out.start_s,
         "turn_s": out.turn_s,
         "frames": out.frames,

@@ -1,15 +1,27 @@
 """One pacing schedule per web process: every turn being shown in this process, read from the
-answer streams in one call per tick, paced blind, and sent.
+answer streams in one call per frame, paced blind, and sent.
 
 The schedule does no database work and waits on nobody's: what a turn's end needs (marking it
 shown, voiding it, noting a redaction) the viewer does in tasks of its own, so one rater's slow
 query never holds back another rater's text. A turn's text lives in the answer streams, not
 here, so a viewer that falls behind, or another process, reads it all the same.
+
+Pacing ticks and frames are apart. The pace is counted in ticks of ``PACE_TICK_MS`` of the
+loop's clock, whatever the frame rate; a frame carries whatever both panes released in the
+ticks since the last frame, so the text a rater sees, and when each side's is released
+relative to the other's, is the pacer's alone. Frames come once a tick while this process
+shows few turns and no faster than ``FRAME_MAX_S`` apart while it shows many (each frame is a
+stream read, and a write on each socket with text to show), so a crowd costs a bounded number
+of frames a second, not one per battle per tick. A turn with nothing to show (waiting for its
+models' text) costs no step per frame: only its stream cursor in the one read, and its
+deadline in a heap.
 """
 
 from __future__ import annotations
 
 import asyncio
+import heapq
+import itertools
 import logging
 from dataclasses import dataclass, field
 from functools import partial
@@ -23,6 +35,24 @@ from arena.generation.streams import START, Entry, answer_streams, entry_order, 
 from arena.integrity.checks import name_tail, redact
 
 log = logging.getLogger(__name__)
+
+# Frames: one a tick (``PACE_TICK_MS``) while this process shows at most FEW turns, then
+# further apart as it shows more, up to FRAME_MAX_S apart (30 a second) at MANY and beyond,
+# never closer than a tick. A frame's text waits for it at most a frame's period, so a crowd's
+# added delay grows by tens of milliseconds while its frames per second stay bounded.
+FRAME_MAX_S = 1 / 30
+FEW, MANY = 8, 64
+# A loop that stalled (a long garbage collection, a busy machine) catches up at most this many
+# ticks in one frame; the rest of the stall is not made up, as before ticks were counted.
+CATCH_UP_TICKS = 8
+
+
+def frame_period(tick_s: float, shown: int) -> float:
+    """Seconds from one frame to the next, for a process showing ``shown`` turns."""
+    slowest = max(tick_s, FRAME_MAX_S)
+    share = min(1.0, max(0, shown - FEW) / (MANY - FEW))
+    return tick_s + (slowest - tick_s) * share
+
 
 # How servers say a socket closed under a send (daphne's autobahn, the websockets library,
 # uvicorn), by qualified class name so that none of them has to be installed; OSError covers
@@ -125,19 +155,30 @@ class Schedule:
 
     def __init__(self) -> None:
         self.watches: dict[Watch, None] = {}  # in the order added
+        # The watches to step at the next frame (text came in, some is still to be shown, or
+        # an answer failed), in the order they became so; the rest wait on their streams.
+        self._due: dict[Watch, None] = {}
+        self._deadlines: list[tuple[float, int, Watch]] = []  # a heap; stale entries skipped
+        self._order = itertools.count()
         self._task: asyncio.Task | None = None
         self._read_failing = False  # logged once per outage, not once per tick
-        # Ticks so far: a pacer is ticked only while it has something to show, and counts time
-        # by this (pacing.Pacer.tick's ``at``).
+        # Pacing ticks so far, counted on the loop's clock from the first frame: a pacer is
+        # ticked only while it has something to show, and counts time by this
+        # (pacing.Pacer.tick's ``at``).
         self.ticks = 0
+        self._clock: float | None = None  # the loop time of tick 0
+        self.frames = 0  # frames so far (one stream read each)
 
     def add(self, watch: Watch) -> None:
         self.watches[watch] = None
+        self._due[watch] = None
+        heapq.heappush(self._deadlines, (watch.deadline, next(self._order), watch))
         if self._task is None or self._task.done():
             self._task = asyncio.get_running_loop().create_task(self._run())
 
     def remove(self, watch: Watch) -> None:
         self.watches.pop(watch, None)
+        self._due.pop(watch, None)
 
     def __contains__(self, watch: Watch) -> bool:
         """Is the watch's turn still being shown (not shown whole, failed, voided or left)?"""
@@ -145,19 +186,34 @@ class Schedule:
 
     async def _run(self) -> None:
         loop = asyncio.get_running_loop()
+        self._clock = None
         while self.watches:
             began = loop.time()
             await self._tick(loop)
-            period = settings.ARENA["PACE_TICK_MS"] / 1000
+            tick_s = settings.ARENA["PACE_TICK_MS"] / 1000
+            period = frame_period(tick_s, len(self.watches))
             await asyncio.sleep(max(0.0, period - (loop.time() - began)))
 
+    def _advance(self, now: float) -> range:
+        """The pacing ticks that fell due since the last frame (at least one)."""
+        tick_s = settings.ARENA["PACE_TICK_MS"] / 1000
+        if self._clock is None:
+            self._clock = now - tick_s  # this first frame is the next tick
+        due = round((now - self._clock) / tick_s) - self.ticks
+        if due > CATCH_UP_TICKS:
+            self._clock += (due - CATCH_UP_TICKS) * tick_s
+            due = CATCH_UP_TICKS
+        first = self.ticks + 1
+        self.ticks += max(1, due)
+        return range(first, self.ticks + 1)
+
     async def _tick(self, loop: asyncio.AbstractEventLoop) -> None:
-        self.ticks += 1
-        watches = list(self.watches)
+        self.frames += 1
+        ticks = self._advance(loop.time())
         # Two sockets may show the same turn (two tabs): read each stream once, from the
         # earliest cursor, and give each watch what comes after its own.
         readers: dict[str, list[Watch]] = {}
-        for watch in watches:
+        for watch in self.watches:
             for key in watch.cursors:
                 readers.setdefault(key, []).append(watch)
         cursors = {
@@ -177,18 +233,21 @@ class Schedule:
             if self._read_failing:
                 log.warning("reading the answer streams works again")
             self._read_failing = False
+        due = self._due
         for entry in entries:
             ws = readers[entry.key]
             if len(ws) == 1:  # the usual case: the read was from this watch's own cursor
                 watch_take(ws[0], entry)
+                due[ws[0]] = None
                 continue
             for watch in ws:
                 cursor = watch.cursors.get(entry.key)
                 if cursor is not None and entry_order(entry.id) > entry_order(cursor):
                     watch_take(watch, entry)
-        for watch in watches:
+                    due[watch] = None
+        for watch in list(due):
             try:
-                await self._step(loop, watch)
+                await self._step(watch, ticks)
             except SocketGone as gone:
                 # Only the schedule is left: the battle stays as it is, for the rater to come
                 # back to ("Carry on"), and it is never voided for a socket.
@@ -202,34 +261,60 @@ class Schedule:
                 log.exception("pacing a battle failed")
                 self.remove(watch)
                 watch.viewer.pacing_failed(watch)
+            else:
+                if not watch.busy and not watch.failed:
+                    due.pop(watch, None)  # nothing to show until its streams say more
+        self._overdue(loop.time())
 
-    async def _step(self, loop: asyncio.AbstractEventLoop, watch: Watch) -> None:
+    async def _step(self, watch: Watch, ticks: range) -> None:
         if watch not in self.watches:
             return  # left while the streams were read or an earlier frame was sent
         if watch.failed:
             self.remove(watch)
             watch.viewer.answer_failed(watch)
             return
-        if watch.busy:
-            pacer = watch.pacer
-            out = pacer.tick(at=self.ticks)
+        if not watch.busy:
+            return
+        pacer = watch.pacer
+        # Every tick due since the last frame, in one frame: the pacer releases as it would
+        # have tick by tick, and stops being ticked once it has nothing left to show.
+        a: list[str] = []
+        b: list[str] = []
+        for at in ticks:
+            out = pacer.tick(at=at)
+            a.append(out["a"])
+            b.append(out["b"])
             watch.busy = any(pane.backlog for pane in pacer.panes.values())
-            if pacer.redactions > watch.redactions:
-                watch.redactions = pacer.redactions
-                watch.viewer.answer_redacted(watch)
-            if out["a"] or out["b"]:
-                try:
-                    await watch.viewer.send_frame({"type": "delta", "a": out["a"], "b": out["b"]})
-                except Exception as exc:
-                    raise SocketGone from exc
-                if watch not in self.watches:
-                    return  # voided or left while the frame was sent
-            if pacer.all_shown:
-                self.remove(watch)
-                watch.viewer.turn_shown(watch)
-                return
-        if loop.time() > watch.deadline:
-            watch.deadline = loop.time() + 1.0  # asked again each second until it ends
+            if not watch.busy or pacer.all_shown:
+                break
+        if pacer.redactions > watch.redactions:
+            watch.redactions = pacer.redactions
+            watch.viewer.answer_redacted(watch)
+        text_a, text_b = "".join(a), "".join(b)
+        if text_a or text_b:
+            try:
+                await watch.viewer.send_frame({"type": "delta", "a": text_a, "b": text_b})
+            except Exception as exc:
+                raise SocketGone from exc
+            if watch not in self.watches:
+                return  # voided or left while the frame was sent
+        if pacer.all_shown:
+            self.remove(watch)
+            watch.viewer.turn_shown(watch)
+
+    def _overdue(self, now: float) -> None:
+        """Viewers of turns past their deadline, asked to check it: once, then each second
+        until the turn ends."""
+        heap = self._deadlines
+        if len(heap) > 2 * len(self.watches) + 64:  # mostly turns that ended: let them go
+            heap[:] = [e for e in heap if e[2] in self.watches and e[2].deadline == e[0]]
+            heapq.heapify(heap)
+        while heap and heap[0][0] <= now:
+            deadline, _, watch = heapq.heappop(heap)
+            if watch not in self.watches or watch.deadline != deadline:
+                continue  # ended, or its deadline was moved (a newer entry stands for it)
+            watch.deadline = now + 1.0
+            heapq.heappush(heap, (watch.deadline, next(self._order), watch))
             watch.viewer.turn_overdue(watch)
 
 

@@ -8,7 +8,7 @@ import uuid
 
 import pytest
 
-from arena.battles.live import Watch, schedule
+from arena.battles.live import FRAME_MAX_S, Schedule, Watch, frame_period, schedule
 from arena.battles.selectors import TurnSides
 from arena.generation.streams import answer_streams, stream_key
 from tests.helpers import RECEIVE_TIMEOUT
@@ -168,6 +168,52 @@ async def test_a_bug_pacing_a_battle_ends_that_battle_and_no_other():
     await asyncio.wait_for(asyncio.gather(buggy.ended.wait(), fine.ended.wait()), RECEIVE_TIMEOUT)
     assert (buggy.told, fine.told) == (["pacing failed"], ["shown"])
     assert fine.text("a") == "".join(A)
+
+
+def test_frames_come_every_tick_for_a_few_turns_and_at_most_thirty_a_second_for_many():
+    assert frame_period(0.01, 1) == 0.01
+    periods = [frame_period(0.01, shown) for shown in range(0, 200, 4)]
+    assert periods == sorted(periods)  # further apart as more turns are shown, never closer
+    assert periods[-1] == pytest.approx(FRAME_MAX_S)
+    # A tick longer than that (the default pacing's 40 ms) is a frame each tick, as ever.
+    assert frame_period(0.04, 1) == frame_period(0.04, 500) == 0.04
+
+
+async def test_a_frame_carries_everything_released_in_the_ticks_since_the_last():
+    battle_id, turn = a_turn()
+    viewer = Recorder()
+    shown = watch(viewer, battle_id, turn)
+    shown.pacer.feed("a", "a" * 30)
+    shown.pacer.feed("b", "b" * 30)
+    ticker = Schedule()
+    ticker.watches[shown] = None
+    await ticker._step(shown, range(1, 4))  # three ticks of 4 characters each side, one frame
+    assert viewer.frames == [{"type": "delta", "a": "a" * 12, "b": "b" * 12}]
+    await ticker._step(shown, range(4, 5))
+    assert viewer.frames[-1] == {"type": "delta", "a": "a" * 4, "b": "b" * 4}
+    assert shown.pacer.now == 4  # paced tick by tick: the pace counts every tick
+
+
+async def test_a_turn_waiting_for_its_models_costs_no_step_until_text_comes():
+    battle_id, turn = a_turn()
+    viewer = Recorder()
+    waiting = watch(viewer, battle_id, turn)
+    ticker = schedule()
+    ticker.add(waiting)
+
+    async def frames(n: int) -> None:
+        until = ticker.frames + n
+        async with asyncio.timeout(RECEIVE_TIMEOUT):
+            while ticker.frames < until:
+                await asyncio.sleep(0.002)
+
+    await frames(2)  # its first step, as it was added: nothing to show yet
+    ticked = waiting.pacer.now
+    await frames(10)
+    assert waiting.pacer.now == ticked and viewer.frames == []  # read for, never stepped
+    await generate(battle_id, {1: A, 2: B})
+    await asyncio.wait_for(viewer.ended.wait(), RECEIVE_TIMEOUT)
+    assert (viewer.text("a"), viewer.text("b"), viewer.told) == ("".join(A), "".join(B), ["shown"])
 
 
 def closed_socket_errors() -> list[Exception]:

@@ -16,6 +16,7 @@ from arena.battles.services import vote_cast
 from arena.generation.streams import (
     KEEP_AFTER_END_S,
     START,
+    WRITE_WAIT_MAX_S,
     Entry,
     MemoryStreams,
     RedisStreams,
@@ -77,6 +78,31 @@ async def test_a_reader_gets_every_piece_in_order_once_while_they_are_written(st
         assert [e.done for e in got[key]] == [""] * 200 + ["ok"]
         ids = [e.id for e in got[key]]
         assert len(set(ids)) == len(ids)
+
+
+async def test_a_worker_writing_many_answers_gathers_their_pieces_and_loses_none():
+    if not settings.REDIS_URL:
+        pytest.skip("the Redis streams need REDIS_URL (CI sets it)")
+    streams = RedisStreams(settings.REDIS_URL)
+    keys = new_keys(300)
+    pieces = {key: [f"{i}:{n} " for n in range(5)] for i, key in enumerate(keys)}
+    await asyncio.gather(*(streams.append(key, pieces[key][0]) for key in keys))
+    # 300 answers being written: each write waits a moment for more pieces to go with it.
+    assert streams._state()._wait_s() == WRITE_WAIT_MAX_S
+
+    async def rest(key: str) -> None:
+        for piece in pieces[key][1:]:
+            await streams.append(key, piece)
+        await streams.finish(key, "ok")
+
+    async def writers() -> None:
+        await asyncio.gather(*(rest(key) for key in keys))
+
+    got = await read_all(streams, keys, while_writing=asyncio.create_task(writers()))
+    for key in keys:
+        assert [e.text for e in got[key] if not e.done] == pieces[key]
+        assert got[key][-1].done == "ok"
+    assert streams._state()._wait_s() == 0.0  # all finished: a lone answer waits for nobody
 
 
 async def test_a_second_reader_reads_the_whole_stream_from_the_start(streams):
