@@ -55,6 +55,19 @@ class LoadedVotes:
         return int((self.arrays.tags == NO_TAGS).sum()) if self.arrays.tags is not None else 0
 
 
+def votes_excluded(*, votes: QuerySet[Vote], include_simulated: bool) -> dict[str, int]:
+    """Of ``votes``, those that do not count, per reason (the first in ``exclusion_rules``
+    that applies), zero counts omitted."""
+    out: dict[str, int] = {}
+    earlier = Q(pk__in=[])
+    for reason, rule in exclusion_rules(include_simulated=include_simulated):
+        n = votes.filter(rule).exclude(earlier).count()
+        if n:
+            out[reason] = n
+        earlier |= rule
+    return out
+
+
 def votes_since(*, cutoff: datetime | None) -> bool:
     """Whether any vote was cast after ``cutoff`` (None: ever)."""
     votes = Vote.objects.all() if cutoff is None else Vote.objects.filter(created_at__gt=cutoff)
@@ -69,14 +82,9 @@ def simulated_votes_exist(*, cutoff: datetime) -> bool:
 def vote_arrays(*, cutoff: datetime, include_simulated: bool) -> LoadedVotes:
     """Every counted vote up to ``cutoff`` as arrays: on PostgreSQL a column at a time (the
     same arrays, a fraction of the time and memory), elsewhere one row a vote."""
-    votes = Vote.objects.filter(created_at__lte=cutoff)
-    excluded: dict[str, int] = {}
-    seen = Q(pk__in=[])
-    for reason, rule in exclusion_rules(include_simulated=include_simulated):
-        count = votes.filter(rule).exclude(seen).count()
-        if count:
-            excluded[reason] = count
-        seen |= rule
+    excluded = votes_excluded(
+        votes=Vote.objects.filter(created_at__lte=cutoff), include_simulated=include_simulated
+    )
     entries = {m.public_name: m for m in ModelEntry.objects.all()}
     names = {m.pk: name for name, m in entries.items()}
     counted = (

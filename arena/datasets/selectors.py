@@ -8,14 +8,14 @@ from dataclasses import dataclass
 from datetime import datetime
 
 import numpy as np
-from django.db.models import Q, QuerySet
+from django.db.models import QuerySet
 
 from arena.battles.models import Vote
 from arena.battles.selectors import votes_for_export
 from arena.integrity.selectors import counted_votes
 from arena.tagging.selectors import vote_tags
 from ranking.models import LeaderboardRow, LeaderboardSnapshot
-from ranking.selectors import exclusion_rules
+from ranking.selectors import votes_excluded
 from ranking.snapshots import snapshot_latest
 
 
@@ -38,14 +38,7 @@ def votes_left_out(
         votes = votes.filter(created_at__gte=since)
     if until is not None:
         votes = votes.filter(created_at__lt=until)
-    out: dict[str, int] = {}
-    earlier = Q(pk__in=[])
-    for reason, rule in exclusion_rules(include_simulated=include_simulated):
-        n = votes.filter(rule).exclude(earlier).count()
-        if n:
-            out[reason] = n
-        earlier |= rule
-    return out
+    return votes_excluded(votes=votes, include_simulated=include_simulated)
 
 
 def tags_of(votes: list[Vote]) -> dict[int, frozenset[str]]:
