@@ -47,6 +47,12 @@ DEMO_MODELS = [
     ("Steady Otter", "Open Mock Collective", "mock-otter-7b", _mock(400, 28, 100, "plain")),
 ]
 
+# Lines and previews (docs/publication.md), so the board shows how variants are published.
+DEMO_VARIANTS = {
+    "List Heron": {"line": "Heron"},
+    "Brief Wren": {"line": "Wren", "preview": True},
+}
+
 # True strengths of the simulated votes (natural-log Bradley–Terry), for a leaderboard with real
 # intervals out of the box. Simulated votes are marked so, on the page and in every export.
 SIMULATED_STRENGTHS = {
@@ -151,6 +157,7 @@ def demo_seed(*, mock_replicas: list[str] | None = None) -> DemoSeed:
             backend=backend,
             backend_settings=settings,
             supported_params=standard_params(),
+            **DEMO_VARIANTS.get(name, {}),
         )
     # Compare mode's default judge: a mock that scores deterministically. Not active, so it is
     # never drawn into a battle; a vendor of its own, so it may judge the demo models.
