@@ -1,4 +1,5 @@
-"""The public leaderboard: served from the stored snapshot, never computed per request."""
+"""The public leaderboard: served from the stored snapshot, never computed per request, and
+rendered once per snapshot (ranking.public_cache)."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ from django.views.decorators.http import require_GET
 
 from arena.battles import selectors as battle_selectors
 from arena.core.csv_safe import SafeWriter
-from ranking import breakdowns, snapshots
+from ranking import breakdowns, public_cache, snapshots
 from ranking.models import LeaderboardRow, LeaderboardSnapshot
 from ranking.numbers import none_if_nan
 from ranking.plot import heatmap, history_plot, interval_plot
@@ -20,14 +21,27 @@ MATRIX_MODELS = 16
 
 @require_GET
 def leaderboard(request: HttpRequest) -> HttpResponse:
-    snapshot = snapshots.snapshot_latest()
-    if snapshot is None:
+    stamp = public_cache.stamp_latest()
+    if stamp is None:
         return render(
             request, "arena/leaderboard.html", {"rows": battle_selectors.model_vote_counts()}
         )
     view = request.GET.get("view", "raw")
     view = view if view in {"raw", "style"} else "raw"
     breakdown = request.GET.get("breakdown", "all")
+    return public_cache.public_response(
+        request,
+        stamp=stamp,
+        parts=("leaderboard", view, breakdown),
+        render=lambda req: _leaderboard(
+            req, snapshot=_snapshot(stamp), view=view, breakdown=breakdown
+        ),
+    )
+
+
+def _leaderboard(
+    request: HttpRequest | None, *, snapshot: LeaderboardSnapshot, view: str, breakdown: str
+) -> HttpResponse:
     data = snapshots.board(snapshot=snapshot, view=view, breakdown=breakdown)
     if not (data.ranked or data.provisional or data.disconnected or data.retired):
         if breakdown != "all":
@@ -79,8 +93,21 @@ def leaderboard(request: HttpRequest) -> HttpResponse:
 
 @require_GET
 def model_page(request: HttpRequest, name: str) -> HttpResponse:
-    snapshot = snapshots.snapshot_latest()
-    profile = snapshot and snapshots.model_profile(snapshot=snapshot, name=name)
+    stamp = public_cache.stamp_latest()
+    if stamp is None:
+        raise Http404("No model of that name is on the leaderboard.")
+    return public_cache.public_response(
+        request,
+        stamp=stamp,
+        parts=("model", name),
+        render=lambda req: _model_page(req, snapshot=_snapshot(stamp), name=name),
+    )
+
+
+def _model_page(
+    request: HttpRequest | None, *, snapshot: LeaderboardSnapshot, name: str
+) -> HttpResponse:
+    profile = snapshots.model_profile(snapshot=snapshot, name=name)
     if profile is None:
         raise Http404("No model of that name is on the leaderboard.")
     # Its boards as the leaderboard's chips list them: overall, categories, languages.
@@ -101,14 +128,23 @@ def model_page(request: HttpRequest, name: str) -> HttpResponse:
     )
 
 
-def _snapshot_or_404(snapshot_id: int | None) -> LeaderboardSnapshot:
+def _stamp_or_404(snapshot_id: int | None) -> public_cache.Stamp:
     if snapshot_id is None:
-        snapshot = snapshots.snapshot_latest()
-        if snapshot is None:
+        stamp = public_cache.stamp_latest()
+        if stamp is None:
             raise Http404("No leaderboard has been computed yet.")
-        return snapshot
-    snapshot = snapshots.snapshot_get(snapshot_id=snapshot_id)
-    if snapshot is None:
+        return stamp
+    stamp = public_cache.stamp_of(snapshot_id=snapshot_id)
+    if stamp is None:
+        raise Http404("No LeaderboardSnapshot matches the given query.")
+    return stamp
+
+
+def _snapshot(stamp: public_cache.Stamp, *, tallies: bool = False) -> LeaderboardSnapshot:
+    """The snapshot a page is rendered from: the stamp's, read only on a cache miss. (A newer
+    one may have been published since the stamp was read: the page is the stamp's still.)"""
+    snapshot = public_cache.snapshot_of(stamp, tallies=tallies)
+    if snapshot is None:  # deleted meanwhile
         raise Http404("No LeaderboardSnapshot matches the given query.")
     return snapshot
 
@@ -145,13 +181,30 @@ def snapshot_payload(snapshot: LeaderboardSnapshot) -> dict:
 
 
 @require_GET
-def leaderboard_json(request: HttpRequest, snapshot_id: int | None = None) -> JsonResponse:
-    return JsonResponse(snapshot_payload(_snapshot_or_404(snapshot_id)))
+def leaderboard_json(request: HttpRequest, snapshot_id: int | None = None) -> HttpResponse:
+    stamp = _stamp_or_404(snapshot_id)
+    return public_cache.public_response(
+        request,
+        stamp=stamp,
+        parts=("json",),
+        render=lambda _: JsonResponse(snapshot_payload(_snapshot(stamp, tallies=True))),
+        personal=False,
+    )
 
 
 @require_GET
 def leaderboard_csv(request: HttpRequest, snapshot_id: int | None = None) -> HttpResponse:
-    snapshot = _snapshot_or_404(snapshot_id)
+    stamp = _stamp_or_404(snapshot_id)
+    return public_cache.public_response(
+        request,
+        stamp=stamp,
+        parts=("csv",),
+        render=lambda _: _csv(_snapshot(stamp)),
+        personal=False,
+    )
+
+
+def _csv(snapshot: LeaderboardSnapshot) -> HttpResponse:
     response = HttpResponse(content_type="text/csv; charset=utf-8")
     response["Content-Disposition"] = f'attachment; filename="leaderboard-{snapshot.pk}.csv"'
     # Model names, organisations and categories are untrusted text: no cell opens as a formula.
