@@ -174,6 +174,14 @@ if REDIS_URL:
     }
 else:
     CACHES = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}}
+# The public leaderboard pages and exports, rendered once per snapshot and kept in that cache
+# (ranking/public_cache.py); off renders every request, as before (the bench's baseline).
+PUBLIC_PAGE_CACHE = env.bool("PUBLIC_PAGE_CACHE", default=True)
+# How long browsers and shared caches may show a visitor's copy without asking again: a new
+# snapshot reaches them at most this late (the server's own cache follows it at once).
+PUBLIC_PAGE_MAX_AGE_S = env.int("PUBLIC_PAGE_MAX_AGE_S", default=60)
+# How long a rendering is kept: an old snapshot's pages are not asked for again, and go.
+PUBLIC_PAGE_CACHE_TTL_S = env.int("PUBLIC_PAGE_CACHE_TTL_S", default=86_400)
 
 # "celery": one Celery task per battle turn (one per pool queue when the two sides' models are
 # on different pools); "inprocess": asyncio tasks in the web process.
