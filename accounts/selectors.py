@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from allauth.account.models import EmailAddress
+from django.db.models import Exists, OuterRef
 
 from accounts.models import User
 
@@ -16,3 +17,9 @@ def terms_pending(*, user: User, version: str) -> bool:
 def user_email_verified(*, user: User) -> bool:
     """Has the user confirmed an email address of theirs?"""
     return EmailAddress.objects.filter(user=user, verified=True).exists()
+
+
+def email_verified_exists() -> Exists:
+    """``user_email_verified`` as an expression on a query of users, so a caller reading the
+    user's row anyway learns it in the same statement."""
+    return Exists(EmailAddress.objects.filter(user=OuterRef("pk"), verified=True))

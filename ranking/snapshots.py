@@ -8,8 +8,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-from django.db.models import QuerySet
+from django.db.models import CharField, QuerySet, Subquery, Value
 from django.db.models.fields.json import KeyTransform
+from django.db.models.functions import Cast, Concat
 
 from ranking.models import LeaderboardRow, LeaderboardSnapshot
 from ranking.numbers import none_if_nan
@@ -23,12 +24,22 @@ ROWS_BY_RANK_THEN_SCORE = (*ROWS_BY_RANK, "-score")
 
 def snapshot_latest() -> LeaderboardSnapshot | None:
     """The published snapshot, without its head-to-head tallies (``pairs_of`` reads one
-    board's): every battle start reads this, and the tallies of every board are large."""
+    board's): the tallies of every board are large."""
     return (
         LeaderboardSnapshot.objects.defer("pairs", "model_stats")
         .order_by("-computed_at", "-pk")
         .first()
     )
+
+
+def snapshot_latest_key() -> Subquery:
+    """An expression for a query's select list: the published snapshot's id and content hash
+    (NULL before the first), so a start reads in a statement it makes anyway whether the
+    sampling weights it has cached are still the published ones. The hash too: an id alone may
+    come again where a rolled-back insert gives its id back (SQLite)."""
+    key = Concat(Cast("pk", CharField()), Value(":"), "content_hash", output_field=CharField())
+    latest = LeaderboardSnapshot.objects.order_by("-computed_at", "-pk").annotate(key=key)
+    return Subquery(latest.values("key")[:1])
 
 
 def pairs_of(*, snapshot: LeaderboardSnapshot, breakdown: str) -> dict | None:
@@ -89,16 +100,19 @@ def board(*, snapshot: LeaderboardSnapshot, view: str, breakdown: str) -> BoardV
     )
 
 
-def sampling_state(*, names: list[str]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Each named model's interval (NaN when not ranked) and vote count from the latest
-    snapshot, in the order given."""
+def sampling_state(
+    *, names: list[str], key: str | None
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Each named model's interval (NaN when not ranked) and vote count from the snapshot of
+    ``key`` (a value of ``snapshot_latest_key``; None: no snapshot yet), in the order given."""
     n = len(names)
     lower = np.full(n, np.nan)
     upper = np.full(n, np.nan)
     votes = np.zeros(n)
-    snapshot = snapshot_latest()
-    if snapshot is not None:
-        rows = {r.model_name: r for r in snapshot.rows.filter(view="raw", breakdown="all")}
+    if key:
+        snapshot_id = int(key.split(":", 1)[0])
+        board = LeaderboardRow.objects.filter(snapshot_id=snapshot_id, view="raw", breakdown="all")
+        rows = {r.model_name: r for r in board}
         for i, name in enumerate(names):
             row = rows.get(name)
             if row is not None:

@@ -139,10 +139,13 @@ class BattleConsumer(AsyncWebsocketConsumer):
         # abandoned by the new one (battle_start).
         self._leave()
         # One trip to the database: the battle, its first turn's sides and the names to
-        # redact, which hold for the whole battle.
-        battle, turn, self.terms = await database_sync_to_async(_battle_begin)(
+        # redact, which hold for the whole battle. Not on the thread every thread-sensitive
+        # call of this process queues for: a start locks only its own rater's row, so a
+        # crowd's starts run side by side, each thread on its own connection.
+        started = await database_sync_to_async(_battle_begin, thread_sensitive=False)(
             rater=self.user, text=message.get("prompt"), prompt_id=prompt_id
         )
+        battle, turn, self.terms = started.battle, started.turn, started.terms
         self.battle_id = battle.pk
         self.leak_noticed = False
         await self._send({"type": "battle", "battle": str(battle.pk), "turn": 0})
@@ -318,12 +321,8 @@ class BattleConsumer(AsyncWebsocketConsumer):
 # thread and one connection.
 
 
-def _battle_begin(
-    *, rater: User, text: object, prompt_id: int | None
-) -> tuple[Battle, selectors.TurnSides, tuple[str, ...]]:
-    battle = services.battle_start(rater=rater, text=text, prompt_id=prompt_id)
-    turn = selectors.turn_sides(battle_id=battle.pk, index=0)
-    return battle, turn, identity_terms()
+def _battle_begin(*, rater: User, text: object, prompt_id: int | None) -> services.Started:
+    return services.battle_begin(rater=rater, text=text, prompt_id=prompt_id)
 
 
 def _battle_rejoin(

@@ -5,22 +5,24 @@ from __future__ import annotations
 import logging
 import random
 import uuid
+from dataclasses import dataclass
 from datetime import datetime
 
 import numpy as np
 from django.conf import settings
 from django.db import IntegrityError, transaction
-from django.db.models import F
+from django.db.models import Exists, F, OuterRef
 from django.utils import timezone
 
 from accounts.models import User
-from accounts.selectors import terms_pending, user_email_verified
-from arena.backends.registry import installed_kinds
+from accounts.selectors import email_verified_exists
 from arena.battles import gold
 from arena.battles.answers import answers_send
+from arena.battles.draw_cache import Stamps, catalog_for, draw_for
 from arena.battles.ending import battle_streams_end, battle_void
 from arena.battles.models import Answer, Battle, Prompt, Turn, Vote
 from arena.battles.prompts import prompt_clean_text, prompt_for_text
+from arena.battles.selectors import TurnSides
 from arena.battles.sweep import answers_resume
 from arena.catalog.models import ModelEntry
 from arena.catalog.services import params_check
@@ -30,8 +32,7 @@ from arena.integrity.checks import asks_identity, has_finding
 from arena.integrity.models import VoteFlag
 from arena.integrity.services import vote_flags_record
 from arena.tagging.services import votes_tag_later
-from ranking.sampling import draw_pair, pair_probabilities
-from ranking.snapshots import sampling_state
+from ranking.sampling import draw_pair
 
 log = logging.getLogger(__name__)
 
@@ -44,62 +45,60 @@ def shared_params() -> dict:
 
 
 def battle_pick_models(
-    *, params: dict | None = None, rng: random.Random | None = None
+    *,
+    params: dict | None = None,
+    rng: random.Random | None = None,
+    stamps: Stamps | None = None,
 ) -> tuple[ModelEntry, ModelEntry, float]:
     """Two active models of different underlying ids, both able to take ``params``, on random
     sides, drawn by active sampling; returns them and the probability of that pair.
 
     Models that cannot take a shared parameter sit battles out (logged for admins) rather than
     meeting a rival under other settings; the rater is never told which model that was.
+    ``stamps``: the catalog's and the snapshot's, as the caller read them (read here without).
     """
     rng = rng or random.SystemRandom()
     params = shared_params() if params is None else params
-    models = []
-    for model in ModelEntry.objects.filter(active=True, backend__in=installed_kinds()):
-        missing = model.params_unsupported(params)
-        if missing:
-            log.warning("%s sits out battles: it does not accept %s", model, ", ".join(missing))
-        else:
-            models.append(model)
-    models.sort(key=lambda m: m.pk)
-    if len({m.model_id for m in models}) < 2:
+    draw = draw_for(stamps=stamps or Stamps.read(), params=params)
+    if not draw.models:
         raise ServiceError(
             "no_models", "Fewer than two models are available right now. Try again later."
         )
-    lower, upper, votes = sampling_state(names=[m.public_name for m in models])
-    ids = np.array([m.model_id for m in models], dtype=object)
-    conf = settings.SAMPLING
-    probs = pair_probabilities(
-        lower=lower,
-        upper=upper,
-        votes=votes,
-        allowed=ids[:, None] != ids[None, :],
-        floor=conf["floor"],
-        boost_votes=conf["boost_votes"],
-        boost=conf["boost"],
-    )
-    i, j, p = draw_pair(probs, np.random.default_rng(rng.getrandbits(64)))
-    pair = [models[i], models[j]]
+    i, j, p = draw_pair(draw.probs, np.random.default_rng(rng.getrandbits(64)))
+    pair = [draw.models[i], draw.models[j]]
     rng.shuffle(pair)
     return pair[0], pair[1], p
 
 
-def _create_turn(*, battle: Battle, index: int, text: str) -> Turn:
+def _create_turn(*, battle: Battle, index: int, text: str) -> tuple[Turn, TurnSides]:
     turn = Turn.objects.create(battle=battle, index=index, text=text)
-    answers = [
-        Answer.objects.create(turn=turn, side=side, model=battle.model_for(side))
+    # One insert for both sides (their ids come back with it).
+    answers = Answer.objects.bulk_create(
+        Answer(turn=turn, side=side, model=battle.model_for(side))
         for side in (Answer.Side.A, Answer.Side.B)
-    ]
+    )
     # One generation job per pool queue: both sides together when they share one.
     by_queue: dict[str, list[int]] = {}
     for answer in answers:
         by_queue.setdefault(answer.model.pool_queue, []).append(answer.pk)
     for queue, ids in by_queue.items():
         answers_send(answer_ids=ids, queue=queue)
-    return turn
+    # What a viewer of the new turn needs, without reading back what was just written.
+    sides = TurnSides(
+        turn_id=turn.pk, index=turn.index, sides={a.pk: a.side for a in answers}, finished={}
+    )
+    return turn, sides
 
 
-@transaction.atomic
+@dataclass(frozen=True)
+class Started:
+    """A battle just started: its first turn's sides and the names to redact from it."""
+
+    battle: Battle
+    turn: TurnSides
+    terms: tuple[str, ...]
+
+
 def battle_start(
     *,
     rater: User,
@@ -108,10 +107,30 @@ def battle_start(
     battle_id: uuid.UUID | None = None,
     rng: random.Random | None = None,
 ) -> Battle:
+    """Start a battle (``battle_begin``): the battle."""
+    started = battle_begin(
+        rater=rater, text=text, prompt_id=prompt_id, battle_id=battle_id, rng=rng
+    )
+    return started.battle
+
+
+@transaction.atomic
+def battle_begin(
+    *,
+    rater: User,
+    text: object,
+    prompt_id: int | None = None,
+    battle_id: uuid.UUID | None = None,
+    rng: random.Random | None = None,
+) -> Started:
+    """Start a battle: the rater's row locked, with all its checks; two reads (the stamps and
+    whether a battle is to be abandoned; the prompt); the writes. What changes only on admin
+    edits or with a new snapshot comes from this process's draw_cache, under those stamps."""
     # Locked first (as a vote does): one rater's starts and follow-ups, from any web process,
     # take turns, so only one battle of theirs is ever generating.
-    rater = User.objects.select_for_update().get(pk=rater.pk)
-    rater_may_battle(rater=rater)
+    rater = _rater_read(rater=rater, lock=True)
+    _rater_refusal(rater=rater)
+    stamps, unwatched = _start_state(rater=rater)
     text = prompt_clean_text(text, refused=NOT_SENT)
     prompt = prompt_for_text(text=text, prompt_id=prompt_id)
     params = shared_params()
@@ -122,8 +141,12 @@ def battle_start(
         if (rng or random.SystemRandom()).random() < 0.5:
             model_a, model_b = model_b, model_a
     else:
-        model_a, model_b, probability = battle_pick_models(params=params, rng=rng)
+        model_a, model_b, probability = battle_pick_models(params=params, rng=rng, stamps=stamps)
         params_check(models=[model_a, model_b], params=params)
+    # Noted as the row is written, not by a second write (battle_flag).
+    flags = (
+        [{"reason": QUESTION, "detail": "asked before generation"}] if asks_identity(text) else []
+    )
     battle = Battle.objects.create(
         id=battle_id or uuid.uuid4(),
         rater=rater,
@@ -134,13 +157,13 @@ def battle_start(
         params=params,
         sampling_probability=probability,
         gold=item,
+        integrity_flags=flags,
     )
-    if asks_identity(text):
-        battle_flag(battle=battle, reason=QUESTION, detail="asked before generation")
     Prompt.objects.filter(pk=prompt.pk).update(usage_count=F("usage_count") + 1)
-    _others_abandon(rater=rater, keep=battle.pk)
-    _create_turn(battle=battle, index=0, text=text)
-    return battle
+    if unwatched:
+        _others_abandon(rater=rater, keep=battle.pk)
+    _, turn = _create_turn(battle=battle, index=0, text=text)
+    return Started(battle=battle, turn=turn, terms=catalog_for(stamp=stamps.models).terms)
 
 
 ABANDONED = "abandoned: a new battle was started"
@@ -181,20 +204,53 @@ def battle_note_redaction(*, battle_id: object) -> bool:
 
 
 def rater_may_battle(*, rater: User) -> None:
-    # From the database: a websocket holds the user it connected with, maybe since before a ban.
-    if User.objects.filter(pk=rater.pk, banned_at__isnull=False).exists():
+    """Refused unless the rater may start a battle now."""
+    _rater_refusal(rater=_rater_read(rater=rater))
+
+
+def _rater_read(*, rater: User, lock: bool = False) -> User:
+    """The rater's row from the database (a websocket holds the user it connected with, maybe
+    from before a ban or their accepting the terms), with whether they have a verified email
+    address, in one statement; locked with ``lock``."""
+    qs = User.objects.select_for_update() if lock else User.objects
+    return qs.annotate(email_verified=email_verified_exists()).get(pk=rater.pk)
+
+
+def _start_state(*, rater: User) -> tuple[Stamps, bool]:
+    """In one statement, once the rater's lock is held: the stamps this process's draw_cache
+    is read under, and whether the rater has a battle to abandon. Not in the locking statement:
+    one that waited for the lock would still read as of before the wait, and miss the battle
+    that the start it waited for made, or a retirement committed meanwhile."""
+    row = (
+        User.objects.filter(pk=rater.pk)
+        .annotate(
+            unwatched=Exists(
+                Battle.objects.filter(rater=OuterRef("pk"), status__in=Battle.UNWATCHED)
+            ),
+            **Stamps.annotations(),
+        )
+        .values("unwatched", *Stamps.FIELDS)
+        .get()
+    )
+    return Stamps.of(row), row["unwatched"]
+
+
+def _rater_refusal(*, rater: User) -> None:
+    """Raises unless this rater (a row of ``_rater_read``) may start a battle or follow up."""
+    if rater.is_banned:
         raise ServiceError("banned", "Your account may not start battles.")
     if (
         settings.INTEGRITY["REQUIRE_VERIFIED_EMAIL_FOR_CROWD"]
         and rater.rater_pool == User.Pool.CROWD
-        and not user_email_verified(user=rater)
+        and not rater.email_verified
     ):
         raise ServiceError(
             "email_unverified",
             "Please confirm your email address first: follow the link we sent you (or ask for "
             "a new one on your account's email page).",
         )
-    if terms_pending(user=rater, version=terms_version()):
+    version = terms_version()
+    if version and rater.terms_version != version:
         raise ServiceError(
             "terms_not_accepted", "Please read and accept the arena's terms first (above)."
         )
@@ -259,8 +315,8 @@ def _require_ready(battle: Battle, action: str) -> None:
 
 @transaction.atomic
 def battle_follow_up(*, battle_id: object, rater: User, text: object) -> Turn:
-    rater = User.objects.select_for_update().get(pk=rater.pk)  # lock order: rater, battle
-    rater_may_battle(rater=rater)
+    rater = _rater_read(rater=rater, lock=True)  # lock order: rater, battle
+    _rater_refusal(rater=rater)
     text = prompt_clean_text(text, refused=NOT_SENT)
     battle = _battle_of(battle_id=battle_id, rater=rater, lock=True)
     _require_ready(battle, "send a follow-up")
@@ -275,7 +331,7 @@ def battle_follow_up(*, battle_id: object, rater: User, text: object) -> Turn:
     battle.save(update_fields=["status"])
     if asks_identity(text):
         battle_flag(battle=battle, reason=QUESTION, detail=f"asked in turn {index + 1}")
-    return _create_turn(battle=battle, index=index, text=text)
+    return _create_turn(battle=battle, index=index, text=text)[0]
 
 
 @transaction.atomic

@@ -6,6 +6,7 @@ the leaderboard all count by it, so a number an admin reads is the number that d
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import NamedTuple
 
 from django.conf import settings
@@ -104,12 +105,16 @@ def gold_items_with_use(items: QuerySet[GoldItem]) -> QuerySet[GoldItem]:
     return items.annotate(times_served=Count("served", distinct=True))
 
 
-def identity_terms() -> tuple[str, ...]:
+def identity_terms(*, models: Iterable[ModelEntry] | None = None) -> tuple[str, ...]:
     """Every name that would unblind a battle: the configured vendor and model names plus each
-    model's public name, model id, organisation and vendor."""
+    model's public name, model id, organisation and vendor. ``models``: every model's row, when
+    the caller has read them already (a cache built from one read of the catalog)."""
     terms = list(settings.INTEGRITY["IDENTITY_TERMS"])
-    for fields in ModelEntry.objects.values_list(
-        "public_name", "model_id", "organisation", "vendor"
-    ):
+    names = ("public_name", "model_id", "organisation", "vendor")
+    if models is None:
+        rows = ModelEntry.objects.values_list(*names)
+    else:
+        rows = ((getattr(model, name) for name in names) for model in models)
+    for fields in rows:
         terms += fields
     return tuple(sorted({t for t in terms if t and len(t) > 1}))
