@@ -7,11 +7,13 @@ the database which snapshot is the latest (one indexed query), so a new snapshot
 moment it commits, by every process, with no invalidation to send.
 
 Visitors (no session cookie, or a session with no account) get the one rendering made with no
-request at all, so nothing personal can be in it: ``Cache-Control: public``, an ``ETag`` and
-``Last-Modified`` from the snapshot, 304 to a conditional GET, and no ``Vary: Cookie``. A
-signed-in user gets the same page with the two personal parts of ``base.html`` (the account links
-and the flash messages, each between markers) rendered for them, ``Cache-Control: private,
-no-cache`` and no validator: a 304 could otherwise confirm a visitor's copy to them.
+request at all, so nothing personal can be in it: ``Cache-Control: public`` (on a page
+``max-age=0, s-maxage=...``: shared caches keep it, a browser revalidates, so one who signs in
+sees their own header at once), an ``ETag`` and ``Last-Modified`` from the snapshot, 304 to a
+conditional GET, and no ``Vary: Cookie``. A signed-in user gets the same page with the two
+personal parts of ``base.html`` (the account links and the flash messages, each between
+markers) rendered for them, ``Cache-Control: private, no-cache`` and no validator: a 304 could
+otherwise confirm a visitor's copy to them.
 """
 
 from __future__ import annotations
@@ -151,7 +153,13 @@ def public_response(
     response["ETag"] = _etag(stamp, key)
     modified = int(stamp.computed_at.timestamp())  # HTTP dates are whole seconds
     response["Last-Modified"] = http_date(modified)
-    response["Cache-Control"] = f"public, max-age={settings.PUBLIC_PAGE_MAX_AGE_S}"
+    age = settings.PUBLIC_PAGE_MAX_AGE_S
+    # A page: shared caches keep it, a browser asks again each time (a 304 while the snapshot
+    # stands), so a visitor who signs in gets their own header at once, not the copy they hold.
+    # An export is everyone's: browsers keep it too.
+    response["Cache-Control"] = (
+        f"public, max-age=0, s-maxage={age}" if personal else f"public, max-age={age}"
+    )
     return get_conditional_response(
         request, etag=response["ETag"], last_modified=modified, response=response
     )
