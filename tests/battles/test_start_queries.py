@@ -18,7 +18,7 @@ from arena.catalog.models import ModelEntry
 from arena.catalog.services import models_set_active
 from arena.core.errors import ServiceError
 from ranking.models import LeaderboardRow, LeaderboardSnapshot
-from tests.helpers import make_model, make_user
+from tests.helpers import make_model, make_user, run_together
 
 # A start whose prompt exists already (a drawn prompt, or one typed before): the transaction's
 # savepoint and its release (BEGIN and COMMIT outside a test); the rater's row locked, with
@@ -92,6 +92,19 @@ def test_a_retired_model_is_never_drawn_once_its_retirement_commits(three_models
     a, b, c = three_models
     models_set_active(model_ids=[c.pk], active=False)
     rng = random.Random(5)
+    drawn = {m.pk for _ in range(200) for m in battle_pick_models(rng=rng)[:2]}
+    assert drawn == {a.pk, b.pk}
+
+
+def test_a_retirement_committed_by_another_connection_is_seen_by_the_next_draw(
+    transactional_db,
+):
+    """As another web process's admin would: its own connection, committed; this process's
+    cache, warm, is told nothing."""
+    a, b, c = (make_model(f"Model {x}", f"model-{x}") for x in "ABC")
+    battle_pick_models(rng=random.Random(3))
+    assert run_together(lambda: models_set_active(model_ids=[c.pk], active=False)) == ["ok"]
+    rng = random.Random(4)
     drawn = {m.pk for _ in range(200) for m in battle_pick_models(rng=rng)[:2]}
     assert drawn == {a.pk, b.pk}
 
