@@ -19,12 +19,18 @@ CELERY = ("celery", "-A", "arena")
 # Database -----------------------------------------------------------------------------------
 
 
+def django_environment(*, database: str) -> None:
+    """The settings a bench's Django runs under, before it is set up: its own PostgreSQL
+    database unless DATABASE_URL names one."""
+    os.environ["DJANGO_SETTINGS_MODULE"] = "arena.settings"
+    os.environ.setdefault("DATABASE_URL", f"postgres://postgres@127.0.0.1:5432/{database}")
+
+
 def celery_environment(*, name: str, database: str, redis_db: int) -> None:
     """The environment of a bench that runs battles through a real Celery worker: its own
     database, Redis db and queues, so no other worker on the same Redis takes its tasks. Call
     it before Django is set up; what the caller's environment already says wins."""
-    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "arena.settings")
-    os.environ.setdefault("DATABASE_URL", f"postgres://postgres@127.0.0.1:5432/{database}")
+    django_environment(database=database)
     os.environ.setdefault("REDIS_URL", f"redis://127.0.0.1:6379/{redis_db}")
     os.environ.setdefault("GENERATION_MODE", "celery")
     os.environ["GENERATION_QUEUE"] = f"bench-{name}-generation"

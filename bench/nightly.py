@@ -44,8 +44,7 @@ sys.path.insert(0, str(ROOT))
 from bench import common  # noqa: E402
 from bench.vote_rows import generate  # noqa: E402
 
-os.environ["DJANGO_SETTINGS_MODULE"] = "arena.settings"
-os.environ.setdefault("DATABASE_URL", "postgres://postgres@127.0.0.1:5432/arena_bench_nightly")
+common.django_environment(database="arena_bench_nightly")
 
 TARGET_S = 15.0
 TARGET_RSS_MIB = 1024.0
@@ -172,6 +171,7 @@ def baseline_child(queue) -> None:
     from arena.battles.models import Vote
     from arena.catalog.models import ModelEntry
     from ranking.battle_log import Record, arrays_from_records, side_style
+    from ranking.selectors import VOTE_FIELDS
 
     out: dict = {"rss_start_mib": rss_mib()}
     started, cpu_started = time.perf_counter(), time.process_time()
@@ -179,16 +179,7 @@ def baseline_child(queue) -> None:
     rows = list(
         Vote.objects.filter(created_at__lte=timezone.now(), simulated=False)
         .order_by("pk")
-        .values(
-            "model_a_id",
-            "model_b_id",
-            "choice",
-            "prompt_category",
-            "prompt_language",
-            "sampling_probability",
-            "side_a",
-            "side_b",
-        )
+        .values(*VOTE_FIELDS, "side_a", "side_b")
     )
     out["fetch"] = time.perf_counter() - started
     arrays = arrays_from_records(

@@ -31,8 +31,7 @@ sys.path.insert(0, str(ROOT))
 from bench import common  # noqa: E402
 from bench.vote_rows import generate  # noqa: E402
 
-os.environ["DJANGO_SETTINGS_MODULE"] = "arena.settings"
-os.environ.setdefault("DATABASE_URL", "postgres://postgres@127.0.0.1:5432/arena_bench_tag_boards")
+common.django_environment(database="arena_bench_tag_boards")
 
 READ_RATIO = 1.5
 BOARD_RATIO = 1.5

@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import argparse
 import io
-import os
 import random
 import sys
 import time
@@ -32,8 +31,7 @@ sys.path.insert(0, str(ROOT))
 from bench import common  # noqa: E402
 from bench.vote_rows import generate  # noqa: E402
 
-os.environ["DJANGO_SETTINGS_MODULE"] = "arena.settings"
-os.environ.setdefault("DATABASE_URL", "postgres://postgres@127.0.0.1:5432/arena_bench_tag_prompts")
+common.django_environment(database="arena_bench_tag_prompts")
 
 TARGET_S = 60.0
 RULES_P50_MS = 1.0

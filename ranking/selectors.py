@@ -123,18 +123,24 @@ def _answers(
     }
 
 
+# A vote's columns every read of the log takes, before its style numbers.
+VOTE_FIELDS = (
+    "model_a_id",
+    "model_b_id",
+    "choice",
+    "prompt_category",
+    "prompt_language",
+    "sampling_probability",
+)
+
+
 def arrays_by_rows(
     votes: QuerySet, *, names: dict[int, str]
 ) -> tuple[VoteArrays, dict[str, dict[str, int]]]:
     """The portable read: one row a vote, the style numbers picked out of side_a/side_b. With
     the arrays, each model's answers and truncated answers (``_answers``)."""
     fields = [
-        "model_a_id",
-        "model_b_id",
-        "choice",
-        "prompt_category",
-        "prompt_language",
-        "sampling_probability",
+        *VOTE_FIELDS,
         *(f"side_a__{k}" for k in STYLE_KEYS),
         *(f"side_b__{k}" for k in STYLE_KEYS),
         "side_a__finish_reason",
