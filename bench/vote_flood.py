@@ -68,6 +68,8 @@ class Tally:
     voided: int = 0
     voted_battles: set[str] = field(default_factory=set)
     limited_battles: set[str] = field(default_factory=set)
+    # Seconds per accepted action: start sent -> turn complete, vote sent -> revealed.
+    took: dict[str, list[float]] = field(default_factory=lambda: {a: [] for a in ACTIONS})
 
 
 # Data ---------------------------------------------------------------------------------------
@@ -117,6 +119,7 @@ async def rater(
             if time.monotonic() > deadline:
                 break
             tally.sent["start"] += 1
+            sent = time.monotonic()
             sock.send({"action": "start", "prompt": f"Flood {RUN} rater {n} battle {b}: why?"})
             try:
                 end = await sock.until("turn_complete", "void", "error")
@@ -128,10 +131,12 @@ async def rater(
                 record_refusal(tally, "start", end)
                 continue
             tally.accepted["start"] += 1
+            tally.took["start"].append(time.monotonic() - sent)
             if end["type"] == "void":
                 tally.voided += 1
                 continue
             tally.sent["vote"] += 1
+            sent = time.monotonic()
             sock.send({"action": "vote", "choice": random.choice(["a", "b", "tie", "both_bad"])})
             try:
                 reply = await sock.until("revealed", "error")
@@ -141,6 +146,7 @@ async def rater(
                 return
             if reply["type"] == "revealed":
                 tally.accepted["vote"] += 1
+                tally.took["vote"].append(time.monotonic() - sent)
                 tally.voted_battles.add(reply["battle"])
             else:
                 record_refusal(tally, "vote", reply)
@@ -198,12 +204,18 @@ def report(tally: Tally, users: list[Any], elapsed: float, args: argparse.Namesp
         f"\n{args.clients} raters on {args.networks} networks and {args.servers} servers, up to "
         f"{args.battles} battles each, {elapsed:.1f} s; limits {limits}"
     )
-    print(f"{'action':<8} {'sent':>6} {'accepted':>9} {'limited':>8} {'errors':>7}")
+    print(
+        f"{'action':<8} {'sent':>6} {'accepted':>9} {'limited':>8} {'errors':>7} "
+        f"{'p50 s':>6} {'p99 s':>6}"
+    )
     for action in ACTIONS:
+        took = tally.took[action] or [float("nan")]
         print(
             f"{action:<8} {tally.sent[action]:>6} {tally.accepted[action]:>9} "
-            f"{tally.limited[action]:>8} {tally.errors[action]:>7}"
+            f"{tally.limited[action]:>8} {tally.errors[action]:>7} "
+            f"{common.percentile(took, 0.5):>6.2f} {common.percentile(took, 0.99):>6.2f}"
         )
+    print("(p50, p99: an accepted start to its turn complete, a vote to its reveal)")
     print(
         f"cycles/s: {tally.accepted['vote'] / elapsed:.1f} (start, both answers, vote accepted; "
         f"{tally.accepted['vote']} in {elapsed:.1f} s)"

@@ -262,8 +262,8 @@ class Schedule:
                 self.remove(watch)
                 watch.viewer.pacing_failed(watch)
             else:
-                if not watch.busy and not watch.failed:
-                    due.pop(watch, None)  # nothing to show until its streams say more
+                if watch not in self.watches or not (watch.busy or watch.failed):
+                    due.pop(watch, None)  # ended, or nothing to show until its streams say more
         self._overdue(loop.time())
 
     async def _step(self, watch: Watch, ticks: range) -> None:
