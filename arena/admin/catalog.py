@@ -10,8 +10,10 @@ from django.core.exceptions import ValidationError
 from django.db import models
 from django.http import HttpRequest
 from django.urls import URLPattern, path
+from django.utils.html import format_html_join
+from django.utils.safestring import mark_safe
 
-from arena.admin.common import ReadOnly, set_active_actions
+from arena.admin.common import set_active_actions
 from arena.admin.pools import pools_view
 from arena.backends.registry import settings_help, settings_problems
 from arena.backends.secrets import MAX_DEPTH as SETTINGS_MAX_DEPTH
@@ -166,15 +168,6 @@ class ModelPriceInline(admin.StackedInline):
     )
 
 
-class ModelRetirementInline(ReadOnly, admin.TabularInline):
-    """Who retired the model, or put it back, and when (catalog.services.models_set_active)."""
-
-    model = ModelRetirement
-    fields = readonly_fields = ("action", "by", "at")
-    extra = 0
-    verbose_name_plural = "retirement record"
-
-
 @admin.register(ModelEntry)
 class ModelEntryAdmin(admin.ModelAdmin):
     form = ModelEntryForm
@@ -184,8 +177,8 @@ class ModelEntryAdmin(admin.ModelAdmin):
     )  # fmt: skip
     list_filter = ("backend", "active", "preview", "vendor")
     search_fields = ("public_name", "model_id", "organisation", "line")
-    readonly_fields = ("created_at", "retired_at")
-    inlines = (ModelPriceInline, ModelRetirementInline)
+    readonly_fields = ("created_at", "retired_at", "retirement_record")
+    inlines = (ModelPriceInline,)
     change_list_template = "admin/arena/modelentry/change_list.html"
     actions = ("activate_models", "deactivate_models", "sync_openrouter")
 
@@ -239,6 +232,22 @@ class ModelEntryAdmin(admin.ModelAdmin):
         if self._view_only(request, obj):
             return [f for f in fields if f != "backend_settings"]
         return fields
+
+    @admin.display(description="retirement record")
+    def retirement_record(self, obj: ModelEntry) -> str:
+        """Who retired the model, or put it back, and when (catalog.services.models_set_active):
+        shown, never edited (the record is append-only)."""
+        rows = ModelRetirement.objects.filter(model=obj).select_related("by")
+        if obj.pk is None or not rows:
+            return "never retired"
+        return format_html_join(
+            mark_safe("<br>"),
+            "{} {} by {}",
+            (
+                (r.get_action_display(), f"{r.at:%Y-%m-%d %H:%M} UTC", r.by or "a command")
+                for r in rows
+            ),
+        )
 
     @admin.display(description="backend settings")
     def settings_shown(self, obj: ModelEntry) -> str:
