@@ -5,7 +5,7 @@ under active sampling from the new snapshot's intervals (``ranking.sampling``)."
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from datetime import datetime
 
 import numpy as np
@@ -32,6 +32,20 @@ def battle_shares(*, cutoff: datetime, include_simulated: bool) -> dict[str, flo
     return {name: n / total for name, n in places.items()} if total else {}
 
 
+def models_draw(
+    models: Sequence[ModelEntry], lower: np.ndarray, upper: np.ndarray, votes: np.ndarray
+) -> np.ndarray:
+    """The pair probabilities of ``models`` as a battle start draws them: their intervals and
+    votes (in their order), the SAMPLING settings, two of one underlying id never together."""
+    return draw_probabilities(
+        ids=[m.model_id for m in models],
+        lower=lower,
+        upper=upper,
+        votes=votes,
+        conf=settings.SAMPLING,
+    )
+
+
 def sampling_weights(
     *, entries: Iterable[ModelEntry], board: dict[str, tuple[float, float, int]]
 ) -> dict[str, float]:
@@ -44,12 +58,5 @@ def sampling_weights(
         return {}
     nan = (float("nan"), float("nan"), 0)
     found = [board.get(m.public_name, nan) for m in active]
-    lower, upper, votes = (np.array(column, float) for column in zip(*found, strict=True))
-    probs = draw_probabilities(
-        ids=[m.model_id for m in active],
-        lower=lower,
-        upper=upper,
-        votes=votes,
-        conf=settings.SAMPLING,
-    )
+    probs = models_draw(active, *(np.array(column, float) for column in zip(*found, strict=True)))
     return dict(zip((m.public_name for m in active), model_weights(probs).tolist(), strict=True))

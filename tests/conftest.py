@@ -182,7 +182,7 @@ def generation(transactional_db, celery_worker) -> Iterator[None]:
         _tag_jobs_settle()
 
 
-def _tag_jobs_settle(limit_s: float = 10.0) -> None:
+def _tag_jobs_settle(limit_s: float = 3.0) -> None:
     """Each vote sends a tagging job once it commits (tagging.services.votes_tag_later); let
     those the worker is running write their rows before the flush, which would otherwise wait
     on them, and they on it. Only a rater's vote sends one (the demo's simulated votes are

@@ -27,7 +27,7 @@ from arena.backends.registry import installed_kinds
 from arena.catalog.models import ModelEntry
 from arena.catalog.selectors import models_stamp
 from arena.integrity.selectors import identity_terms
-from ranking.sampling import draw_probabilities
+from ranking.exposure import models_draw
 from ranking.snapshots import sampling_state, snapshot_latest_key
 
 log = logging.getLogger(__name__)
@@ -140,13 +140,8 @@ def _draw_build(*, catalog: Catalog, snapshot: str | None, params: dict) -> Draw
             models.append(model)
     if len({m.model_id for m in models}) < 2:
         return Draw(models=(), probs=np.zeros((0, 0)))
-    lower, upper, votes = sampling_state(names=[m.public_name for m in models], key=snapshot)
-    probs = draw_probabilities(
-        ids=[m.model_id for m in models],
-        lower=lower,
-        upper=upper,
-        votes=votes,
-        conf=settings.SAMPLING,
+    probs = models_draw(
+        models, *sampling_state(names=[m.public_name for m in models], key=snapshot)
     )
     probs.setflags(write=False)  # shared by every start of this process
     return Draw(models=tuple(models), probs=probs)
