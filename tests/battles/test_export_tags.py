@@ -8,13 +8,10 @@ import json
 
 import pytest
 from django.core.management import call_command
-from django.utils import timezone
 
-from arena.battles.models import Battle, Prompt, Turn, Vote
-from arena.battles.services import shared_params
+from arena.battles.models import Vote
 from arena.tagging.models import VoteTags
-
-SIDE = {"output_tokens": 10, "input_tokens": 10, "style": {}}
+from tests.votes import logged_vote
 
 
 @pytest.fixture
@@ -23,21 +20,7 @@ def make_vote(alice, two_models):
     job that tags a vote cast through the services is not part of these tests."""
 
     def make(text: str, choice: str = "a") -> Vote:
-        prompt = Prompt.objects.create(text=text, source="rater")
-        battle = Battle.objects.create(
-            rater=alice,
-            prompt=prompt,
-            model_a=two_models[0],
-            model_b=two_models[1],
-            params=shared_params(),
-            status=Battle.Status.VOTED,
-        )
-        Turn.objects.create(battle=battle, index=0, text=text, shown_at=timezone.now())
-        fields = Vote.fields_for(
-            battle=battle, prompt=prompt, choice=choice, decision_ms=5000, turns=1,
-            side_a=SIDE, side_b=SIDE,
-        )  # fmt: skip
-        return Vote.objects.create(**fields)
+        return logged_vote(alice, two_models, [text], choice=choice, decision_ms=5000)
 
     return make
 
