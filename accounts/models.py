@@ -30,8 +30,8 @@ class User(AbstractUser):
     """A rater or admin, identified by email; there are no usernames."""
 
     class Pool(models.TextChoices):
-        CROWD = "crowd", "Crowd"
-        INTERNAL = "internal", "Internal"
+        CROWD = "crowd"
+        INTERNAL = "internal"
 
     username = None
     email = models.EmailField("email address", unique=True)

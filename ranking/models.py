@@ -32,10 +32,10 @@ class LeaderboardSnapshot(models.Model):
 
 class LeaderboardRow(models.Model):
     class Section(models.TextChoices):
-        RANKED = "ranked", "Ranked"
+        RANKED = "ranked"
         PROVISIONAL = "provisional", "Not enough votes yet"
         DISCONNECTED = "disconnected", "Never compared with the ranked models"
-        RETIRED = "retired", "Retired"
+        RETIRED = "retired"
 
     snapshot = models.ForeignKey(LeaderboardSnapshot, on_delete=models.CASCADE, related_name="rows")
     view = models.CharField(max_length=8)  # raw | style

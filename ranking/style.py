@@ -51,6 +51,13 @@ class StyleIntervals:
     coef_upper: np.ndarray
     method: str
 
+    @classmethod
+    def of(
+        cls, params: np.ndarray, lower: np.ndarray, upper: np.ndarray, *, m: int, method: str
+    ) -> StyleIntervals:
+        """Split one vector of parameters and their bounds: the m scores, then the coefficients."""
+        return cls(params[:m], lower[:m], upper[:m], params[m:], lower[m:], upper[m:], method)
+
 
 def style_ratios(style_a: np.ndarray, style_b: np.ndarray, names: tuple[str, ...] | list[str]):
     """Normalised style differences, one row per vote (N×K): (a − b)/(a + b), 0 where both are 0.
@@ -370,10 +377,7 @@ def bootstrap_style(
     full = problem.fit(w, np.zeros(m + k))
     n = data.a.size
     if n == 0 or rounds < 1:
-        theta, coefs = full[:m], full[m:]
-        return StyleIntervals(
-            theta, theta.copy(), theta.copy(), coefs, coefs.copy(), coefs.copy(), "bootstrap"
-        )
+        return StyleIntervals.of(full, full.copy(), full.copy(), m=m, method="bootstrap")
     rng = np.random.default_rng(seed)
     h_inv = problem.solver(problem.hessian(problem.probs(full), w))
     samples = np.empty((rounds, m + k))
@@ -383,15 +387,7 @@ def bootstrap_style(
         advance()
     alpha = (1.0 - level) / 2.0
     lower, upper = np.quantile(samples, [alpha, 1.0 - alpha], axis=0)
-    return StyleIntervals(
-        theta=full[:m],
-        lower=lower[:m],
-        upper=upper[:m],
-        coefs=full[m:],
-        coef_lower=lower[m:],
-        coef_upper=upper[m:],
-        method="bootstrap",
-    )
+    return StyleIntervals.of(full, lower, upper, m=m, method="bootstrap")
 
 
 @blas_single
@@ -420,12 +416,4 @@ def sandwich_style(
     se = np.sqrt(np.clip(np.diag(cov), 0.0, None))
     z = two_sided_z(level)
     lower, upper = params - z * se, params + z * se
-    return StyleIntervals(
-        theta=params[:m],
-        lower=lower[:m],
-        upper=upper[:m],
-        coefs=params[m:],
-        coef_lower=lower[m:],
-        coef_upper=upper[m:],
-        method="sandwich",
-    )
+    return StyleIntervals.of(params, lower, upper, m=m, method="sandwich")

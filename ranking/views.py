@@ -182,25 +182,25 @@ def snapshot_payload(snapshot: LeaderboardSnapshot) -> dict:
 
 @require_GET
 def leaderboard_json(request: HttpRequest, snapshot_id: int | None = None) -> HttpResponse:
-    stamp = _stamp_or_404(snapshot_id)
-    return public_cache.public_response(
-        request,
-        stamp=stamp,
-        parts=("json",),
-        render=lambda _: JsonResponse(snapshot_payload(_snapshot(stamp, tallies=True))),
-        personal=False,
-    )
+    return _export(request, snapshot_id, "json")
 
 
 @require_GET
 def leaderboard_csv(request: HttpRequest, snapshot_id: int | None = None) -> HttpResponse:
+    return _export(request, snapshot_id, "csv")
+
+
+def _export(request: HttpRequest, snapshot_id: int | None, fmt: str) -> HttpResponse:
+    """A snapshot's export (the latest's without an id), the same for everyone."""
     stamp = _stamp_or_404(snapshot_id)
+
+    def render(_: HttpRequest | None) -> HttpResponse:
+        if fmt == "json":
+            return JsonResponse(snapshot_payload(_snapshot(stamp, tallies=True)))
+        return _csv(_snapshot(stamp))
+
     return public_cache.public_response(
-        request,
-        stamp=stamp,
-        parts=("csv",),
-        render=lambda _: _csv(_snapshot(stamp)),
-        personal=False,
+        request, stamp=stamp, parts=(fmt,), render=render, personal=False
     )
 
 

@@ -86,3 +86,14 @@ class YesNoFilter(admin.SimpleListFilter):
 
     def chosen(self, queryset: QuerySet, yes: bool) -> QuerySet:
         raise NotImplementedError
+
+
+def yes_no_filter(name: str, *, labels: tuple[str, str], no_lookup: str) -> type[YesNoFilter]:
+    """A YesNoFilter whose "no" is one boolean lookup (``banned_at__isnull``): named ``name`` in
+    the list and in the query string."""
+
+    def chosen(self: YesNoFilter, queryset: QuerySet, yes: bool) -> QuerySet:
+        return queryset.filter(**{no_lookup: not yes})
+
+    attrs = {"title": name, "parameter_name": name, "labels": labels, "chosen": chosen}
+    return type(f"{name.title()}Filter", (YesNoFilter,), attrs)

@@ -13,19 +13,14 @@ from django.http import HttpRequest
 from django.template.response import TemplateResponse
 
 from accounts.models import User
-from arena.admin.common import YesNoFilter
+from arena.admin.common import yes_no_filter
 from arena.admin.noted_actions import note_action
 from arena.core.errors import ServiceError
 from arena.integrity import selectors, services
 
-
-class BannedFilter(YesNoFilter):
-    title = "banned"
-    parameter_name = "banned"
-    labels = ("Banned", "Not banned")
-
-    def chosen(self, queryset: QuerySet[User], yes: bool) -> QuerySet[User]:
-        return queryset.filter(banned_at__isnull=not yes)
+BannedFilter = yes_no_filter(
+    "banned", labels=("Banned", "Not banned"), no_lookup="banned_at__isnull"
+)
 
 
 @admin.register(User)

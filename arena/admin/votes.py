@@ -9,7 +9,14 @@ from django.http import HttpRequest
 from django.template.response import TemplateResponse
 from django.utils.text import Truncator
 
-from arena.admin.common import LogAdmin, ReadOnly, StaffReads, YesNoFilter, change_link
+from arena.admin.common import (
+    LogAdmin,
+    ReadOnly,
+    StaffReads,
+    YesNoFilter,
+    change_link,
+    yes_no_filter,
+)
 from arena.admin.noted_actions import note_action
 from arena.battles.models import Vote
 from arena.core.errors import ServiceError
@@ -49,13 +56,9 @@ class VoteFlagInline(FlagColumns, StaffReads, ReadOnly, admin.TabularInline):
         return qs.annotate(is_open=selectors.flag_open())
 
 
-class CountedFilter(YesNoFilter):
-    title = "counted"
-    parameter_name = "counted"
-    labels = ("Counted", "Kept out by an open flag")
-
-    def chosen(self, queryset: QuerySet[Vote], yes: bool) -> QuerySet[Vote]:
-        return queryset.filter(is_flagged=not yes)
+CountedFilter = yes_no_filter(
+    "counted", labels=("Counted", "Kept out by an open flag"), no_lookup="is_flagged"
+)
 
 
 @admin.register(Vote)

@@ -15,7 +15,7 @@ from arena.core.text import prompt_hash
 
 class Prompt(models.Model):
     class Source(models.TextChoices):
-        CURATED = "curated", "Curated"
+        CURATED = "curated"
         RATER = "rater", "Typed by a rater"
 
     text = models.TextField()
@@ -47,11 +47,11 @@ class Battle(models.Model):
         but nobody has watched them to the end: resumable until its streams expire, then
         abandoned by the sweep), then voted; void from any state before the vote."""
 
-        GENERATING = "generating", "Generating"
+        GENERATING = "generating"
         WAITING = "waiting", "Waiting for its rater"
         READY = "ready", "Ready for a vote"
-        VOTED = "voted", "Voted"
-        VOID = "void", "Void"
+        VOTED = "voted"
+        VOID = "void"
 
     id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
     rater = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.PROTECT)
@@ -119,8 +119,8 @@ class Turn(models.Model):
 
 class Answer(models.Model):
     class Side(models.TextChoices):
-        A = "a", "A"
-        B = "b", "B"
+        A = "a"
+        B = "b"
 
     Status = AnswerStatus
 
@@ -196,7 +196,7 @@ class Vote(AppendOnlyModel):
     class Choice(models.TextChoices):
         A = "a", "A is better"
         B = "b", "B is better"
-        TIE = "tie", "Tie"
+        TIE = "tie"
         BOTH_BAD = "both_bad", "Both are bad"
 
     battle = models.OneToOneField(Battle, on_delete=models.PROTECT, related_name="vote")

@@ -84,8 +84,8 @@ class ModelEntry(models.Model):
 
 
 class CostStatus(models.TextChoices):
-    KNOWN = "known", "Known"
-    ESTIMATED = "estimated", "Estimated"
+    KNOWN = "known"
+    ESTIMATED = "estimated"
     UNKNOWN = "unknown", "Unknown (no price for that date)"
     EXAMPLE = "example", "Example pricing (mock): not a real cost"
 

@@ -22,12 +22,12 @@ class CompareRun(models.Model):
         """Queued, running (the answers), judging, then done; failed or cancelled from any
         state before done."""
 
-        QUEUED = "queued", "Queued"
-        RUNNING = "running", "Running"
-        JUDGING = "judging", "Judging"
-        DONE = "done", "Done"
-        FAILED = "failed", "Failed"
-        CANCELLED = "cancelled", "Cancelled"
+        QUEUED = "queued"
+        RUNNING = "running"
+        JUDGING = "judging"
+        DONE = "done"
+        FAILED = "failed"
+        CANCELLED = "cancelled"
 
     id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
     user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.PROTECT)

@@ -9,8 +9,8 @@ class AnswerStatus(models.TextChoices):
     """The one answer status: the runner's result is written straight into it; ``partial``
     is a stream cut after some text, which the rater (or the judge) keeps."""
 
-    PENDING = "pending", "Pending"
-    RUNNING = "running", "Running"
+    PENDING = "pending"
+    RUNNING = "running"
     OK = "ok", "Complete"
     PARTIAL = "partial", "Partial (stream cut)"
-    ERROR = "error", "Error"
+    ERROR = "error"

@@ -14,11 +14,11 @@ from arena.core.answers import AnswerStatus
 
 class EvalRun(models.Model):
     class Status(models.TextChoices):
-        QUEUED = "queued", "Queued"
-        RUNNING = "running", "Running"
-        DONE = "done", "Done"
+        QUEUED = "queued"
+        RUNNING = "running"
+        DONE = "done"
         BUDGET = "budget", "Stopped at its budget"
-        FAILED = "failed", "Failed"
+        FAILED = "failed"
 
     name = models.CharField(max_length=200)
     created_by = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.PROTECT)

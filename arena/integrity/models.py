@@ -33,7 +33,7 @@ class VoteFlag(AppendOnlyModel):
         ADMIN = "admin", "Flagged by an admin"
 
     class Action(models.TextChoices):
-        FLAG = "flag", "Flag"
+        FLAG = "flag"
         CONFIRM = "confirm", "Confirmed by an admin"
         LIFT = "lift", "Lifted by an admin"
 
