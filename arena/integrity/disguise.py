@@ -152,11 +152,50 @@ def _plain(text: str) -> bool:
     return text.isascii() and not _ASCII_DROPPED.search(text)
 
 
+# Tables for str.translate, filled in as characters are met (fold_char's results): most text
+# (accented letters, punctuation, an emoji, CJK) folds one character to one, and is then
+# folded in one C-level pass with no index map, as plain ASCII is. A bound on what is kept,
+# since every character of Unicode could be sent.
+_TABLE_MAX = 8192
+
+
+class _FoldTable(dict):
+    """ord -> the character's skeleton (``fold_char``)."""
+
+    def __missing__(self, key: int) -> str:
+        folded = fold_char(chr(key))
+        if len(self) < _TABLE_MAX:
+            self[key] = folded
+        return folded
+
+
+class _ManyTable(dict):
+    """ord -> None for a character whose skeleton is one character, else itself: what is left
+    of a text translated by it are the characters that fold to none or to several."""
+
+    def __missing__(self, key: int) -> int | None:
+        kept = None if len(fold_char(chr(key))) == 1 else key
+        if len(self) < _TABLE_MAX:
+            self[key] = kept
+        return kept
+
+
+_FOLD = _FoldTable()
+_MANY = _ManyTable()
+
+
+def _one_to_one(text: str) -> bool:
+    """Does each character of the text fold to exactly one skeleton character?"""
+    return _plain(text) or not text.translate(_MANY)
+
+
 def skeleton(text: str) -> tuple[str, list[int] | None]:
     """The text's skeleton, and for each of its characters the index in ``text`` it came from
-    (None: the same index, when the text is plain ASCII)."""
+    (None: the same index, when each character folds to exactly one)."""
     if _plain(text):
         return text.translate(_ASCII_FOLD), None
+    if not text.translate(_MANY):
+        return text.translate(_FOLD), None
     chars: list[str] = []
     origin: list[int] = []
     for i, ch in enumerate(text):
@@ -360,18 +399,26 @@ def name_pattern(terms: tuple[str, ...]) -> NamePattern | None:
 
 
 _SUFFIX_LETTERS = re.compile(r"[0-9a-zI]*")
-_WORD_START = re.compile(rf"(?<!{_WORD}){_WORD}")
 
 
 @lru_cache(maxsize=32)
-def _tail_index(terms: tuple[str, ...]) -> tuple[frozenset[str], frozenset[str], int] | None:
-    """Every name's letters, every beginning of them, and how far back a tail can reach."""
+def _tail_index(
+    terms: tuple[str, ...],
+) -> tuple[frozenset[str], frozenset[str], int, re.Pattern] | None:
+    """Every name's letters, every beginning of them, how far back a tail can reach, and where
+    in a skeleton a name may begin (one of the names' first letters, not right after a letter
+    or digit, as in the name pattern)."""
     names = {_letters(t) for t in _clean(terms)}
     if not names:
         return None
     prefixes = frozenset(n[:k] for n in names for k in range(1, len(n) + 1))
+    # A name's letters have i, l and I made one (``_IL``): any of the three may begin it.
+    firsts = "".join(sorted({c for n in names for c in ("ilI" if n[0] == "I" else n[0])}))
+    # The letter first, so the regex engine skips to the next such letter in C; then the word
+    # boundary, looked back at from after it.
+    starts = re.compile(rf"[{re.escape(firsts)}](?<={_WORD})(?<!{_WORD}.)")
     # The most skeleton characters a name's tail can take: spelt out, with wide separators.
-    return prefixes, frozenset(names), max(map(len, names)) * _SPELT_WIDTH + _SUFFIX_ROOM
+    return prefixes, frozenset(names), max(map(len, names)) * _SPELT_WIDTH + _SUFFIX_ROOM, starts
 
 
 def _could_begin_name(tail: str, prefixes: frozenset[str], names: frozenset[str]) -> bool:
@@ -404,7 +451,7 @@ def held_tail(text: str, shown: int, terms: tuple[str, ...]) -> int:
     found = _tail_index(terms)
     if found is None:
         return 0
-    prefixes, names, longest = found
+    prefixes, names, longest, starts = found
     end = len(text)
     override = _open_override(text, shown)
     if override is not None:
@@ -413,7 +460,7 @@ def held_tail(text: str, shown: int, terms: tuple[str, ...]) -> int:
     # Back from the end by skeleton characters, not the text's: a run of invisible
     # characters inside a name must not push its beginning out of reach.
     lo, size = end, 0
-    if _plain(text[max(shown, end - longest) : end]):  # one skeleton character each
+    if _one_to_one(text[max(shown, end - longest) : end]):  # one skeleton character each
         lo, size = max(shown, end - longest), longest
     while lo > shown and size < longest:
         lo -= 1
@@ -429,9 +476,9 @@ def held_tail(text: str, shown: int, terms: tuple[str, ...]) -> int:
         pos = next((k for k, i in enumerate(origin) if i >= lo - context), len(skel))
     # Where a name may begin (a letter or digit not right after another, as in the name
     # pattern), the first from which the rest reads as the beginning of some name.
-    for begin in _WORD_START.finditer(skel, pos):
+    for begin in starts.finditer(skel, pos):
         k = begin.start()
-        if skel[k].translate(_IL) in prefixes and _could_begin_name(skel[k:], prefixes, names):
+        if _could_begin_name(skel[k:], prefixes, names):
             start = k if origin is None else origin[k]
             return end - (context + start)
     return 0
