@@ -14,6 +14,7 @@ from channels.routing import ProtocolTypeRouter, URLRouter  # noqa: E402
 from arena.middleware import SameOriginWebsocket  # noqa: E402
 from arena.routing import websocket_urlpatterns  # noqa: E402
 from arena.tagging.language import language_warm  # noqa: E402
+from ranking.public_asgi import PublicPages  # noqa: E402
 
 # The language detector's model takes about a second to load: loaded beside the server's start
 # (a thread, so serving starts at once), not in the first rater's battle start.
@@ -21,7 +22,8 @@ threading.Thread(target=language_warm, name="language-model", daemon=True).start
 
 application = ProtocolTypeRouter(
     {
-        "http": django_asgi_app,
+        # Visitors' public pages replayed before Django; everything else is Django's.
+        "http": PublicPages(django_asgi_app),
         "websocket": SameOriginWebsocket(AuthMiddlewareStack(URLRouter(websocket_urlpatterns))),
     }
 )

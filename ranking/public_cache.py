@@ -26,6 +26,7 @@ from functools import cache
 
 from django.conf import settings
 from django.core.cache import cache as django_cache
+from django.db.models import QuerySet
 from django.http import HttpRequest, HttpResponse
 from django.template.loader import render_to_string
 from django.utils.cache import get_conditional_response
@@ -53,11 +54,22 @@ class Stamp:
 _STAMP = ("pk", "content_hash", "computed_at")
 
 
+def _latest() -> QuerySet:
+    return LeaderboardSnapshot.objects.order_by("-computed_at", "-pk").values_list(*_STAMP)
+
+
 def stamp_latest() -> Stamp | None:
     """The published snapshot's stamp: the one query a cached page costs. Only these three
     columns: the snapshot's JSON fields cost more to decode than the query itself."""
-    row = LeaderboardSnapshot.objects.order_by("-computed_at", "-pk").values_list(*_STAMP).first()
+    row = _latest().first()
     return row and Stamp(*row)
+
+
+def stamp_latest_sql() -> tuple[str, tuple]:
+    """stamp_latest's query as SQL and parameters, for a reader that runs it for a crowd
+    (ranking.public_asgi): the row it gives, as the database gives it, names the same snapshot
+    (pk, content_hash, computed_at) without the ORM's cost per query."""
+    return _latest()[:1].query.sql_with_params()
 
 
 def stamp_of(*, snapshot_id: int) -> Stamp | None:
@@ -96,8 +108,15 @@ def is_visitor(request: HttpRequest) -> bool:
     return not request.user.is_authenticated
 
 
+def etag_prefix(*, pk: int, content_hash: str) -> str:
+    """What every ETag made by this code from the snapshot ``pk`` of ``content_hash`` starts
+    with (ranking.public_asgi keeps only an answer whose ETag does: one made from the snapshot
+    it read)."""
+    return f'"{code_version()}-{pk}-{content_hash[:16]}-'
+
+
 def _etag(stamp: Stamp, key: str) -> str:
-    return f'"{code_version()}-{stamp.pk}-{stamp.content_hash[:16]}-{key[-12:]}"'
+    return f'{etag_prefix(pk=stamp.pk, content_hash=stamp.content_hash)}{key[-12:]}"'
 
 
 def _key(stamp: Stamp, parts: tuple[str, ...]) -> str:
