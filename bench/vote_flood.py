@@ -9,6 +9,7 @@ raters with verified addresses, then opens one websocket per rater. Each rater t
 start is counted and the next one tried at once.
 
     uv run python bench/vote_flood.py [--clients 40] [--battles 25] [--networks 1] [--servers 2]
+                                      [--profile var/profiles]
 
 Every rater claims an address on one of ``--networks`` /24 networks through X-Forwarded-For
 (the servers are told to trust it, as they would behind a proxy), so the per-network limits
@@ -18,7 +19,13 @@ environment; the vote limits default lower here than in production (``RATELIMIT_
 10/m, ``RATELIMIT_VOTE_NETWORK`` 100/m), so a flood bounded by the battle-start limits still
 reaches them. Raters and networks are new for every run, so runs do not share counts; the
 worker listens on queues of the bench's own, so no other worker on the same Redis takes its
-tasks.
+tasks. DATABASE_URL and REDIS_URL, when set, name the database and Redis db it uses instead of
+its own (``arena_bench_flood``, db 0).
+
+Besides the cycles per second it prints the CPU seconds per cycle of the web processes and of
+the worker (all their threads; a figure the machine's other load moves less than the rate), and
+with ``--profile DIR`` py-spy samples each of them during the flood and the top of each profile
+is printed (bench/stacks.py); the raw stacks stay in DIR.
 """
 
 from __future__ import annotations
@@ -27,6 +34,8 @@ import argparse
 import asyncio
 import os
 import random
+import signal
+import subprocess
 import sys
 import time
 import uuid
@@ -38,7 +47,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from bench import common  # noqa: E402
+from bench import common, stacks  # noqa: E402
 from bench.ws_client import connect  # noqa: E402
 
 RUN = uuid.uuid4().hex[:8]
@@ -193,7 +202,34 @@ def busiest_windows(users: list[Any], n_networks: int) -> dict[str, tuple[int, s
     return out
 
 
-def report(tally: Tally, users: list[Any], elapsed: float, args: argparse.Namespace) -> bool:
+def profiling(profile: Path, web: list, workers: list) -> list[subprocess.Popen]:
+    """py-spy sampling each server and the worker (active threads only) until told to stop."""
+    profile.mkdir(parents=True, exist_ok=True)
+    spy = str(Path(sys.executable).with_name("py-spy"))
+    spies = []
+    for kind, procs in (("web", web), ("worker", workers)):
+        for i, proc in enumerate(procs):
+            out = profile / f"flood-{kind}-{i}.txt"
+            args = [spy, "record", "--pid", str(proc.pid), "--format", "raw", "-o", str(out)]
+            args += ["--rate", "200", "--nonblocking"]
+            spies.append(
+                subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            )
+    time.sleep(1.0)  # py-spy attached before the flood begins
+    return spies
+
+
+def cpu(procs: list) -> float:
+    return sum(common.cpu_seconds(p.pid) for p in procs)
+
+
+def report(
+    tally: Tally,
+    users: list[Any],
+    elapsed: float,
+    args: argparse.Namespace,
+    cpu_s: tuple[float, float],
+) -> bool:
     from django.conf import settings
 
     from arena.battles.models import Battle, Vote
@@ -219,6 +255,11 @@ def report(tally: Tally, users: list[Any], elapsed: float, args: argparse.Namesp
     print(
         f"cycles/s: {tally.accepted['vote'] / elapsed:.1f} (start, both answers, vote accepted; "
         f"{tally.accepted['vote']} in {elapsed:.1f} s)"
+    )
+    cycles = max(1, tally.accepted["vote"])
+    print(
+        f"CPU s per cycle: web {cpu_s[0] / cycles:.4f}, worker {cpu_s[1] / cycles:.4f} "
+        f"(all web processes together; the worker with its threads)"
     )
     if tally.voided:
         print(f"void battles (accepted, not votable): {tally.voided}")
@@ -271,6 +312,7 @@ def main() -> int:
     parser.add_argument("--networks", type=int, default=1, help="/24s the raters are spread over")
     parser.add_argument("--servers", type=int, default=2, help="daphne processes")
     parser.add_argument("--time-limit", type=float, default=120.0, help="seconds, then stop")
+    parser.add_argument("--profile", type=Path, help="py-spy each process into this folder")
     args = parser.parse_args()
 
     common.setup_database()
@@ -291,9 +333,10 @@ def main() -> int:
     worker_log = logs / "bench-flood-worker.log"
     queues = f"{os.environ['GENERATION_QUEUE']},{os.environ['CELERY_DEFAULT_QUEUE']}"
     common.purge_queues(queues)
-    procs = []
+    procs, spies = [], []
     try:
         procs.append(common.start_worker(queues, concurrency=100, log=worker_log, heartbeat=False))
+        worker = procs[:1]
         servers = []
         for i, port in enumerate(ports):
             log = logs / f"bench-flood-daphne-{i}.log"
@@ -301,14 +344,27 @@ def main() -> int:
             servers.append((port, procs[-1], log))
         for port, server, log in servers:
             common.wait_until_serving(port, server, log)
+        web = [server for _, server, _ in servers]
+        if args.profile:
+            spies = profiling(args.profile, web, worker)
+        before = cpu(web), cpu(worker)
         began = time.monotonic()
         tally = asyncio.run(flood(ports, clients, args.battles, args.time_limit))
         elapsed = time.monotonic() - began
+        cpu_s = cpu(web) - before[0], cpu(worker) - before[1]
     finally:
+        for spy in spies:
+            spy.send_signal(signal.SIGINT)
+            spy.wait(timeout=60)
         for proc in reversed(procs):
             common.stop(proc)
     print(f"logs: {logs}/bench-flood-*.log")
-    return 0 if report(tally, users, elapsed, args) else 1
+    passed = report(tally, users, elapsed, args, cpu_s)
+    if args.profile:
+        for kind in ("web", "worker"):
+            print(f"profile, {kind} processes:")
+            print(stacks.top(sorted(args.profile.glob(f"flood-{kind}-*.txt")), 15), flush=True)
+    return 0 if passed else 1
 
 
 if __name__ == "__main__":

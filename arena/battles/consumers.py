@@ -203,7 +203,10 @@ class BattleConsumer(AsyncWebsocketConsumer):
         battle_id = message.get("battle") or self.battle_id
         if battle_id is None:
             raise ServiceError("no_battle", "Start a battle first.")
-        reveal = await database_sync_to_async(_vote_cast)(
+        # Off the thread every thread-sensitive call of this process queues for, as a start
+        # is: a vote's transaction locks only its own rater's, battle's and prompt's rows, so a
+        # crowd's votes run side by side, each thread on its own connection.
+        reveal = await database_sync_to_async(_vote_cast, thread_sensitive=False)(
             battle_id=battle_id, rater=self.user, choice=message.get("choice")
         )
         await self._send({"type": "revealed", **reveal})
@@ -341,4 +344,4 @@ def _turn_add(*, battle_id: object, rater: User, text: object) -> tuple[Turn, se
 
 def _vote_cast(*, battle_id: object, rater: User, choice: object) -> dict:
     vote = services.vote_cast(battle_id=battle_id, rater=rater, choice=choice)
-    return selectors.vote_reveal(vote_id=vote.pk)
+    return selectors.vote_reveal(vote=vote)

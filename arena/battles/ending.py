@@ -31,11 +31,15 @@ def battle_void(
     return bool(voided)
 
 
-def battle_streams_end(*, battle_id: object) -> None:
+def battle_streams_end(*, battle_id: object, answer_ids: list[int] | None = None) -> None:
     """Once the transaction commits, the battle's answer streams expire soon, and answers still
     being generated are stopped by their workers (within a heartbeat): it is over, and no more
-    model time is spent on it."""
-    answer_ids = list(Answer.objects.filter(turn__battle_id=battle_id).values_list("pk", flat=True))
+    model time is spent on it. ``answer_ids``: all of the battle's answers, when the caller has
+    read them already (read here without)."""
+    if answer_ids is None:
+        answer_ids = list(
+            Answer.objects.filter(turn__battle_id=battle_id).values_list("pk", flat=True)
+        )
     keys = [stream_key(battle_id=battle_id, answer_id=pk) for pk in answer_ids]
 
     def end() -> None:

@@ -70,8 +70,9 @@ def battle_in_progress(*, rater) -> Battle | None:
     )
 
 
-def vote_reveal(*, vote_id: int) -> dict:
-    vote = Vote.objects.select_related("model_a", "model_b").get(pk=vote_id)
+def vote_reveal(*, vote: Vote) -> dict:
+    """The first frame that names the models: from the vote as ``vote_cast`` returns it, its
+    models read with it (no statement of its own)."""
     return {
         "battle": str(vote.battle_id),
         "choice": vote.choice,

@@ -11,7 +11,7 @@ from datetime import datetime
 import numpy as np
 from django.conf import settings
 from django.db import IntegrityError, transaction
-from django.db.models import Exists, F, OuterRef
+from django.db.models import Exists, F, OuterRef, QuerySet
 from django.utils import timezone
 
 from accounts.models import User
@@ -261,12 +261,16 @@ def terms_version() -> str:
     return settings.TERMS["VERSION"] if settings.TERMS["TEXT"] else ""
 
 
-def _battle_of(*, battle_id: object, rater: User, lock: bool = False) -> Battle:
+def _battle_of(
+    *, battle_id: object, rater: User, lock: bool = False, qs: QuerySet[Battle] | None = None
+) -> Battle:
+    """The rater's battle of that id, locked with ``lock``; ``qs``: the query to read it with."""
     try:
         battle_id = uuid.UUID(str(battle_id))
     except ValueError:
         raise ServiceError("unknown_battle", "There is no such battle.") from None
-    qs = Battle.objects.select_for_update() if lock else Battle.objects
+    if qs is None:
+        qs = Battle.objects.select_for_update() if lock else Battle.objects
     battle = qs.filter(pk=battle_id).first()
     if battle is None:
         raise ServiceError("unknown_battle", "There is no such battle.")
@@ -358,9 +362,13 @@ def _answer_tokens(answer: Answer) -> int:
     return estimate_tokens(answer.text) if answer.reasoning else answer.output_tokens or 0
 
 
-def side_record(battle: Battle, side: str) -> dict:
-    """What the vote log keeps of one side: the model and its answers' numbers and style."""
-    answers = list(Answer.objects.filter(turn__battle=battle, side=side).order_by("turn__index"))
+def side_record(battle: Battle, side: str, answers: list[Answer] | None = None) -> dict:
+    """What the vote log keeps of one side: the model and its answers' numbers and style.
+    ``answers``: the battle's answers in turn order, when the caller has read them already
+    (read here without)."""
+    if answers is None:
+        answers = list(Answer.objects.filter(turn__battle=battle).order_by("turn__index", "side"))
+    answers = [a for a in answers if a.side == side]
     text = "\n\n".join(a.text for a in answers)
     last = answers[-1]
     return Vote.side_fields(
@@ -377,7 +385,11 @@ def side_record(battle: Battle, side: str) -> dict:
 
 def vote_cast(*, battle_id: object, rater: User, choice: object) -> Vote:
     """Record the rater's verdict. Every vote is kept; the reasons it may not count are
-    recorded beside it as VoteFlag rows, never by changing or dropping the vote."""
+    recorded beside it as VoteFlag rows, never by changing or dropping the vote.
+
+    Its statements: the rater locked; the battle and its prompt locked, with both models; the
+    battle's answers with their turns; the vote; integrity's tallies (one read); the flags, if
+    any; the battle's status. The returned vote holds both models, for ``vote_reveal``."""
     if choice not in Vote.Choice.values:
         raise ServiceError(
             "unknown_choice",
@@ -390,31 +402,46 @@ def vote_cast(*, battle_id: object, rater: User, choice: object) -> Vote:
             rater = User.objects.select_for_update().get(pk=rater.pk)
             if rater.is_banned:
                 raise ServiceError("banned", "Your account may not vote.")
-            battle = _battle_of(battle_id=battle_id, rater=rater, lock=True)
+            # The battle and its prompt locked in one statement (in that order: FOR UPDATE OF
+            # locks each row of a result in the order it names the tables), its models read.
+            battle = _battle_of(
+                battle_id=battle_id,
+                rater=rater,
+                qs=Battle.objects.select_for_update(of=("self", "prompt")).select_related(
+                    "prompt", "model_a", "model_b"
+                ),
+            )
+            battle.rater = rater  # the row just locked: the vote copies its pool
             if battle.status == Battle.Status.VOTED and (
                 again := _same_vote(battle=battle, choice=choice)
             ):
                 return again
             _require_ready(battle, "vote")
-            prompt = Prompt.objects.select_for_update().get(pk=battle.prompt_id)
-            last_turn = battle.turns.order_by("-index").first()
+            # Every answer of every turn, in turn order: the log's sides, the integrity
+            # findings and the streams to end all read these rows.
+            answers = list(
+                Answer.objects.filter(turn__battle=battle)
+                .select_related("turn")
+                .order_by("turn__index", "side")
+            )
+            last_turn = answers[-1].turn  # every turn is written with both its answers
             now = timezone.now()
             vote = Vote.objects.create(
                 **Vote.fields_for(
                     battle=battle,
-                    prompt=prompt,
+                    prompt=battle.prompt,
                     choice=choice,
                     decision_ms=max(0, int((now - last_turn.shown_at).total_seconds() * 1000)),
                     turns=last_turn.index + 1,
-                    side_a=side_record(battle, Answer.Side.A),
-                    side_b=side_record(battle, Answer.Side.B),
+                    side_a=side_record(battle, Answer.Side.A, answers),
+                    side_b=side_record(battle, Answer.Side.B, answers),
                 )
             )
-            vote_flags_record(vote=vote, battle=battle, rater=rater)
+            vote_flags_record(vote=vote, battle=battle, rater=rater, answers=answers)
             votes_tag_later(vote_ids=[vote.pk])  # a job once this commits: never waited for
             battle.status = Battle.Status.VOTED
             battle.save(update_fields=["status"])
-            battle_streams_end(battle_id=battle.pk)
+            battle_streams_end(battle_id=battle.pk, answer_ids=[a.pk for a in answers])
     except IntegrityError:
         # The unique constraint caught a second vote racing past the status check.
         if (again := _same_vote(battle=battle, choice=choice)) is not None:
@@ -426,4 +453,5 @@ def vote_cast(*, battle_id: object, rater: User, choice: object) -> Vote:
 def _same_vote(*, battle: Battle, choice: object) -> Vote | None:
     """The battle's vote if it is this very vote again (the rater's own, the same choice): a
     retry after a lost reply, answered as the first was. The battle is the rater's already."""
-    return Vote.objects.filter(battle=battle, choice=choice).first()
+    votes = Vote.objects.select_related("model_a", "model_b")
+    return votes.filter(battle=battle, choice=choice).first()

@@ -8,18 +8,23 @@ from accounts.models import User
 from arena.battles.models import Answer, Battle, Vote
 from arena.integrity.checks import reading_floor_ms
 from arena.integrity.models import VoteFlag
-from arena.integrity.selectors import counted_votes, rater_gold_agreement
+from arena.integrity.selectors import vote_tallies
 
 Reason = VoteFlag.Reason
 
 
-def vote_findings(*, vote: Vote, battle: Battle, rater: User) -> list[tuple[str, str]]:
-    """(reason, detail for the reviewing admin) for each finding on a vote just written."""
+def vote_findings(
+    *, vote: Vote, battle: Battle, rater: User, answers: list[Answer] | None = None
+) -> list[tuple[str, str]]:
+    """(reason, detail for the reviewing admin) for each finding on a vote just written.
+    ``answers``: the battle's answers in turn order, when the caller has read them already
+    (read here without). What is counted is read in one statement (``vote_tallies``)."""
     conf = settings.INTEGRITY
     findings: list[tuple[str, str]] = [
         (f["reason"], f.get("detail", "")) for f in battle.integrity_flags or []
     ]
-    answers = list(Answer.objects.filter(turn__battle=battle).order_by("turn__index", "side"))
+    if answers is None:
+        answers = list(Answer.objects.filter(turn__battle=battle).order_by("turn__index", "side"))
     chars = sum(len(a.text) for a in answers)
     floor = reading_floor_ms(
         chars, chars_per_s=conf["READING_CHARS_PER_S"], min_ms=conf["READING_MIN_MS"]
@@ -39,8 +44,9 @@ def vote_findings(*, vote: Vote, battle: Battle, rater: User) -> list[tuple[str,
         r == Reason.IDENTICAL_ANSWERS for r, _ in findings
     ):
         findings.append((Reason.IDENTICAL_ANSWERS, "both sides gave the same text"))
-    others = counted_votes().exclude(pk=vote.pk)
-    earlier = others.filter(prompt_hash=vote.prompt_hash).count()
+    day_start = vote.created_at.replace(hour=0, minute=0, second=0, microsecond=0)
+    tallies = vote_tallies(vote=vote, rater=rater, since=day_start)
+    earlier = tallies.on_prompt
     if earlier >= conf["PROMPT_BATTLE_CAP"]:
         findings.append(
             (
@@ -49,7 +55,7 @@ def vote_findings(*, vote: Vote, battle: Battle, rater: User) -> list[tuple[str,
                 f"the cap is {conf['PROMPT_BATTLE_CAP']}",
             )
         )
-    mine = others.filter(prompt_hash=vote.prompt_hash, rater=rater).count()
+    mine = tallies.rater_on_prompt
     if mine >= conf["RATER_PROMPT_REUSE_CAP"]:
         findings.append(
             (
@@ -58,13 +64,12 @@ def vote_findings(*, vote: Vote, battle: Battle, rater: User) -> list[tuple[str,
                 f"already; the cap is {conf['RATER_PROMPT_REUSE_CAP']}",
             )
         )
-    day_start = vote.created_at.replace(hour=0, minute=0, second=0, microsecond=0)
-    today = others.filter(rater=rater, created_at__gte=day_start).count()
+    today = tallies.rater_since
     if today >= conf["DAILY_VOTE_CAP"]:
         findings.append(
             (Reason.DAILY_CAP, f"{today} counted votes today; the cap is {conf['DAILY_VOTE_CAP']}")
         )
-    answered, agreed = rater_gold_agreement(rater=rater)
+    answered, agreed = tallies.gold
     if answered >= conf["GOLD_MIN_ANSWERED"] and agreed / answered < conf["GOLD_MIN_AGREEMENT"]:
         findings.append((Reason.LOW_AGREEMENT, f"agreed on {agreed} of {answered} gold battles"))
     return findings

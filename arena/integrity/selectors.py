@@ -7,6 +7,7 @@ the leaderboard all count by it, so a number an admin reads is the number that d
 from __future__ import annotations
 
 from collections.abc import Iterable
+from datetime import datetime
 from typing import NamedTuple
 
 from django.conf import settings
@@ -76,9 +77,10 @@ class Agreement(NamedTuple):
         return f"{self.agreed} of {self.answered} ({self.share:.0%})"
 
 
-def _gold_agreement(votes: QuerySet[Vote]) -> Agreement:
-    """How votes on gold replays went. Single-turn only, since a follow-up leaves the gold
-    answer behind; sides are shuffled per replay, so agreement is the chosen *model*."""
+def _gold_votes(votes: QuerySet[Vote]) -> tuple[QuerySet[Vote], QuerySet[Vote]]:
+    """Of ``votes``, those on gold replays, and those of them that agreed. Single-turn only,
+    since a follow-up leaves the gold answer behind; sides are shuffled per replay, so
+    agreement is the chosen *model*."""
     gold = "battle__gold__"
     votes = votes.filter(battle__gold__isnull=False, turns=1).annotate(
         right=Case(
@@ -89,11 +91,60 @@ def _gold_agreement(votes: QuerySet[Vote]) -> Agreement:
     agreed = votes.filter(
         Q(choice=Vote.Choice.A, model_a=F("right")) | Q(choice=Vote.Choice.B, model_b=F("right"))
     )
-    return Agreement(votes.count(), agreed.count())
+    return votes, agreed
+
+
+def _gold_agreement(votes: QuerySet[Vote]) -> Agreement:
+    """How votes on gold replays went (``_gold_votes``)."""
+    answered, agreed = _gold_votes(votes)
+    return Agreement(answered.count(), agreed.count())
 
 
 def rater_gold_agreement(*, rater: User) -> Agreement:
     return _gold_agreement(Vote.objects.filter(rater=rater))
+
+
+class VoteTallies(NamedTuple):
+    """What a vote's findings count, besides the vote itself (``vote_tallies``)."""
+
+    on_prompt: int  # counted votes on its prompt
+    rater_on_prompt: int  # of those, the rater's
+    rater_since: int  # the rater's counted votes since the day began
+    gold: Agreement  # the rater's gold agreement, this vote included
+
+
+def _count(votes: QuerySet[Vote], by: str) -> Coalesce:
+    # Grouped by a column every row shares, so one row (or none: 0) comes back.
+    counted = votes.order_by().values(by).annotate(n=Count("pk")).values("n")[:1]
+    return Coalesce(Subquery(counted), 0)
+
+
+def vote_tallies(*, vote: Vote, rater: User, since: datetime) -> VoteTallies:
+    """In one statement, the counts a vote just written is judged by: counted votes other than
+    it on its prompt, the rater's among them, the rater's since ``since``, and the rater's gold
+    agreement (``rater_gold_agreement``). Each count is its own subquery over the same
+    definitions (``counted_votes``, ``_gold_votes``)."""
+    others = counted_votes().exclude(pk=vote.pk)
+    on_prompt = others.filter(prompt_hash=vote.prompt_hash)
+    answered, agreed = _gold_votes(Vote.objects.filter(rater=rater))
+    row = (
+        User.objects.filter(pk=rater.pk)
+        .annotate(
+            on_prompt=_count(on_prompt, "prompt_hash"),
+            rater_on_prompt=_count(on_prompt.filter(rater=rater), "rater"),
+            rater_since=_count(others.filter(rater=rater, created_at__gte=since), "rater"),
+            gold_answered=_count(answered, "rater"),
+            gold_agreed=_count(agreed, "rater"),
+        )
+        .values("on_prompt", "rater_on_prompt", "rater_since", "gold_answered", "gold_agreed")
+        .get()
+    )
+    return VoteTallies(
+        on_prompt=row["on_prompt"],
+        rater_on_prompt=row["rater_on_prompt"],
+        rater_since=row["rater_since"],
+        gold=Agreement(row["gold_answered"], row["gold_agreed"]),
+    )
 
 
 def gold_item_agreement(*, item: GoldItem) -> Agreement:

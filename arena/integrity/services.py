@@ -7,7 +7,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from accounts.models import User
-from arena.battles.models import Battle, Vote
+from arena.battles.models import Answer, Battle, Vote
 from arena.core.errors import ServiceError
 from arena.integrity.findings import vote_findings
 from arena.integrity.models import VoteFlag
@@ -15,9 +15,12 @@ from arena.integrity.models import VoteFlag
 Reason = VoteFlag.Reason
 
 
-def vote_flags_record(*, vote: Vote, battle: Battle, rater: User) -> list[VoteFlag]:
-    """Record every finding on a vote just cast (inside its transaction) as a flag."""
-    findings = vote_findings(vote=vote, battle=battle, rater=rater)
+def vote_flags_record(
+    *, vote: Vote, battle: Battle, rater: User, answers: list[Answer] | None = None
+) -> list[VoteFlag]:
+    """Record every finding on a vote just cast (inside its transaction) as a flag, in one
+    insert. ``answers``: the battle's answers in turn order, if the caller has them."""
+    findings = vote_findings(vote=vote, battle=battle, rater=rater, answers=answers)
     flags = VoteFlag.objects.bulk_create(
         VoteFlag(vote=vote, reason=reason, detail=detail) for reason, detail in findings
     )
