@@ -41,9 +41,9 @@ from ranking import public_cache, views
 PUBLIC_VIEWS = frozenset(
     {views.leaderboard, views.model_page, views.leaderboard_json, views.leaderboard_csv}
 )
-# Answers kept per snapshot: query strings and Host are the visitor's text, so a crowd of
-# made-up ones must not grow the process; past this, they are Django's to answer.
-MAX_KEPT = 512
+# What is kept per snapshot, in bytes of body: query strings and Host are the visitor's text,
+# so a crowd of made-up ones must not grow the process; past this, they are Django's to answer.
+MAX_KEPT_BYTES = 16 * 2**20
 
 
 @dataclass(frozen=True)
@@ -273,12 +273,14 @@ class PublicPages:
         self.stamps = StampReads()
         self.stamp: Seen | None = None
         self.kept: dict[tuple, Kept] = {}
+        self.kept_bytes = 0
         self.replayed = 0  # answers given without Django, since the process started
-        setting_changed.connect(self._forget, weak=False)
+        setting_changed.connect(self.forget, weak=False)
 
-    def _forget(self, **kwargs) -> None:
-        """A setting changed (in tests): what was kept may no longer be Django's answer."""
-        self.kept = {}
+    def forget(self, **kwargs) -> None:
+        """Nothing kept. On a setting changed (in tests): what was kept may no longer be
+        Django's answer."""
+        self.kept, self.kept_bytes = {}, 0
         _public_path.cache_clear()
         _trusted_headers.cache_clear()
 
@@ -295,7 +297,7 @@ class PublicPages:
         if stamp is None:
             return await self.app(scope, receive, send)
         if stamp != self.stamp:
-            self.stamp, self.kept = stamp, {}
+            self.stamp, self.kept, self.kept_bytes = stamp, {}, 0
         page = self.kept.get((*ask.key, 200))
         kept = page and self.kept.get((*ask.key, _outcome(ask, page)))
         if kept is None:
@@ -325,6 +327,9 @@ class PublicPages:
         status, headers = start.get("status"), start.get("headers", [])
         if not whole or start.get("trailers") or not keepable(status, headers, stamp):
             return
-        if self.stamp == stamp and len(self.kept) < MAX_KEPT:
-            headers = tuple((bytes(k), bytes(v)) for k, v in headers)
-            self.kept[(*ask.key, status)] = Kept(status, headers, tuple(body))
+        key, size = (*ask.key, status), sum(map(len, body))
+        if self.stamp != stamp or key in self.kept or self.kept_bytes + size > MAX_KEPT_BYTES:
+            return
+        headers = tuple((bytes(k), bytes(v)) for k, v in headers)
+        self.kept[key] = Kept(status, headers, tuple(body))
+        self.kept_bytes += size

@@ -22,7 +22,7 @@ def pages(transactional_db, voted):
     """The ASGI app's fast path, what it keeps emptied; its stamp reader's connection closed
     afterwards (the test database is dropped at the end of the run)."""
     public = application.application_mapping["http"]
-    public.kept = {}
+    public.forget()
     yield public
     public.stamps.close()
 
