@@ -15,7 +15,7 @@ from django.utils.safestring import mark_safe
 
 from arena.admin.common import set_active_actions
 from arena.admin.pools import pools_view
-from arena.backends.registry import settings_help, settings_problems
+from arena.backends.registry import images_problem, settings_help, settings_problems
 from arena.backends.secrets import MAX_DEPTH as SETTINGS_MAX_DEPTH
 from arena.backends.secrets import redacted, secret_problems
 from arena.catalog import services as catalog_services
@@ -101,6 +101,7 @@ class ModelEntryForm(forms.ModelForm):
             "backend",
             "backend_settings",
             "supported_params",
+            "takes_images",
             "active",
         )
 
@@ -130,6 +131,8 @@ class ModelEntryForm(forms.ModelForm):
                 )
             except ServiceError as exc:
                 self.add_error("preview", exc.message)
+        if data.get("takes_images") and (problem := images_problem(data.get("backend", ""))):
+            self.add_error("takes_images", problem)
         return data
 
     def clean_backend_settings(self) -> dict:
@@ -172,10 +175,10 @@ class ModelPriceInline(admin.StackedInline):
 class ModelEntryAdmin(admin.ModelAdmin):
     form = ModelEntryForm
     list_display = (
-        "public_name", "organisation", "line", "preview", "backend", "model_id", "active",
-        "retired_at",
+        "public_name", "organisation", "line", "preview", "backend", "model_id", "takes_images",
+        "active", "retired_at",
     )  # fmt: skip
-    list_filter = ("backend", "active", "preview", "vendor")
+    list_filter = ("backend", "active", "preview", "takes_images", "vendor")
     search_fields = ("public_name", "model_id", "organisation", "line")
     readonly_fields = ("created_at", "retired_at", "retirement_record")
     inlines = (ModelPriceInline,)

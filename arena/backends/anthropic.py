@@ -37,6 +37,7 @@ class AnthropicBackend(HTTPBackend):
     default_base_url = DEFAULT_BASE_URL
     default_key_env = DEFAULT_KEY_ENV
     requires_key = True
+    takes_images = True  # base64 image blocks
 
     def url(self, request: base.ChatRequest) -> str:
         return f"{self.base_url}/messages"
@@ -50,12 +51,12 @@ class AnthropicBackend(HTTPBackend):
         for m in request.messages:
             # Anthropic rejects empty text blocks; skipping one can leave two turns of a role
             # side by side, and those are merged because the API wants them alternating.
-            if m.role == "system" or not m.content:
+            if m.role == "system" or not (m.content or m.images):
                 continue
             if turns and turns[-1]["role"] == m.role:
-                turns[-1]["content"] += "\n\n" + m.content
+                turns[-1]["content"] = _joined(turns[-1]["content"], m)
             else:
-                turns.append({"role": m.role, "content": m.content})
+                turns.append({"role": m.role, "content": _content(m)})
         params = request.params
         ceiling = int(self.settings.get("max_tokens") or DEFAULT_MAX_TOKENS)
         body: dict = {
@@ -116,6 +117,31 @@ class AnthropicBackend(HTTPBackend):
                 yield mid_stream_error(payload.get("error"))
                 return
             # ping, content_block_stop and event types added later carry nothing the answer needs.
+
+
+def _content(message: base.Message) -> str | list[dict]:
+    """A turn's content: its text as a string, unless it carries images; then blocks, the
+    images first (Anthropic's advice: Claude reads an image best before the text about it)."""
+    if not message.images:
+        return message.content
+    blocks: list[dict] = [
+        {"type": "image", "source": {"type": "base64", "media_type": image.content_type,
+                                     "data": image.base64()}}
+        for image in message.images
+    ]  # fmt: skip
+    if message.content:
+        blocks.append({"type": "text", "text": message.content})
+    return blocks
+
+
+def _joined(content: str | list[dict], message: base.Message) -> str | list[dict]:
+    """Two turns of one role as one: text joined as it always was, blocks once either carries
+    an image."""
+    if isinstance(content, str) and not message.images:
+        return content + "\n\n" + message.content
+    blocks = [{"type": "text", "text": content}] if isinstance(content, str) else content
+    added = _content(message)
+    return blocks + ([{"type": "text", "text": added}] if isinstance(added, str) else added)
 
 
 def _input_tokens(usage: dict, current: int | None) -> int | None:

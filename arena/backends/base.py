@@ -7,6 +7,8 @@ database) sees only these.
 
 from __future__ import annotations
 
+import base64
+import hashlib
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from typing import ClassVar, Literal, Protocol
@@ -27,10 +29,47 @@ ErrorKind = Literal[
 ]
 
 
+# The types an image reaches a backend in: what the images room re-encodes every upload to,
+# and what OpenAI, Anthropic and Gemini all read.
+IMAGE_TYPES = ("image/png", "image/jpeg", "image/webp")
+
+
+@dataclass(frozen=True)
+class Image:
+    """An image in a user message: bytes the images room has already decoded and re-encoded
+    (no metadata left), named by their SHA-256. Every backend sends these same bytes, each in
+    its vendor's form, so both sides of a battle see the same image."""
+
+    content_type: str
+    data: bytes = field(repr=False)
+    sha256: str
+
+    def __post_init__(self) -> None:
+        if self.content_type not in IMAGE_TYPES:
+            raise ValueError(f"An image is sent as one of {', '.join(IMAGE_TYPES)}.")
+
+    @classmethod
+    def of(cls, content_type: str, data: bytes) -> Image:
+        return cls(content_type, data, hashlib.sha256(data).hexdigest())
+
+    def base64(self) -> str:
+        return base64.b64encode(self.data).decode("ascii")
+
+    def data_url(self) -> str:
+        return f"data:{self.content_type};base64,{self.base64()}"
+
+
 @dataclass(frozen=True)
 class Message:
     role: Literal["system", "user", "assistant"]
     content: str
+    # Shown to the model before the text, in each vendor's own form; only a user's message
+    # carries any (no vendor takes an image in a system message or a model's own turn).
+    images: tuple[Image, ...] = ()
+
+    def __post_init__(self) -> None:
+        if self.images and self.role != "user":
+            raise ValueError("Only a user's message carries images.")
 
 
 @dataclass(frozen=True)
@@ -104,3 +143,7 @@ class BackendKind(Backend, Protocol):
     # Whether it takes OpenAI's response_format {"type": "json_schema", ...} (where its
     # settings also say "structured_output": true): a judge's reply is then held to a schema.
     takes_json_schema: ClassVar[bool]
+    # Whether it can carry a user message's images (``Message.images``) in its vendor's form.
+    # A model is drawn for an image battle only when its row says it reads images
+    # (``ModelEntry.takes_images``), which the admin allows only where this is true.
+    takes_images: ClassVar[bool]

@@ -33,6 +33,7 @@ class GeminiBackend(HTTPBackend):
     default_base_url = DEFAULT_BASE_URL
     default_key_env = DEFAULT_KEY_ENV
     requires_key = True
+    takes_images = True  # inlineData parts
 
     def auth_headers(self, key: str | None) -> dict[str, str]:
         return {"x-goog-api-key": key or ""}
@@ -41,16 +42,20 @@ class GeminiBackend(HTTPBackend):
         contents: list[dict] = []
         system: list[dict] = []
         for m in request.messages:
-            if not m.content:
+            if not (m.content or m.images):
                 continue  # Gemini rejects empty parts
             if m.role == "system":
                 system.append({"text": m.content})
                 continue
             role = "model" if m.role == "assistant" else "user"
+            # The REST reference's spelling (inlineData, mimeType), images before their text.
+            parts = [{"inlineData": {"mimeType": i.content_type, "data": i.base64()}}
+                     for i in m.images]  # fmt: skip
+            parts += [{"text": m.content}] if m.content else []
             if contents and contents[-1]["role"] == role:
-                contents[-1]["parts"].append({"text": m.content})
+                contents[-1]["parts"] += parts
             else:
-                contents.append({"role": role, "parts": [{"text": m.content}]})
+                contents.append({"role": role, "parts": parts})
         body: dict = {"contents": contents}
         if system:
             body["systemInstruction"] = {"parts": system}

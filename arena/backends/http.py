@@ -227,6 +227,7 @@ class HTTPBackend:
     default_key_env: str | None = None  # where the key is read from unless settings say
     requires_key: bool = False  # a vendor API that rejects every request without one
     takes_json_schema: ClassVar[bool] = False
+    takes_images: ClassVar[bool] = False  # a vendor's module says so where its body carries them
     settings_schema: ClassVar[dict[str, checks.Check]] = {
         "base_url": checks.url,
         "headers": checks.headers,

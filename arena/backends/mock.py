@@ -1,7 +1,9 @@
 """A deterministic mock model: the only thing faked in the product, standing in for a remote API.
 
-The answer is derived from SHA-256 of (model id, conversation), so the same question always gets
-the same answer from the same model; speed, length and style come from the model's settings.
+The answer is derived from SHA-256 of (model id, conversation, the SHA-256 of each image it
+carries), so the same question always gets the same answer from the same model; speed, length
+and style come from the model's settings. A model set with ``vision`` reads images (its answer
+says what it saw); one without refuses them as a real server refuses a text-only model.
 Misbehaviours can be switched on per model to drive the runner's failure branches.
 """
 
@@ -19,7 +21,15 @@ from dataclasses import dataclass
 from typing import ClassVar
 
 from arena.backends import checks
-from arena.backends.base import ChatRequest, Event, Finished, ReasoningDelta, StreamError, TextDelta
+from arena.backends.base import (
+    ChatRequest,
+    Event,
+    Finished,
+    Image,
+    ReasoningDelta,
+    StreamError,
+    TextDelta,
+)
 
 WORDS = (
     "the answer depends on context and the data we have consider first what is being asked "
@@ -74,6 +84,9 @@ class MockSettings:
     judge_length_bias: float = 0.0
     # A reasoning model: this many words of thinking stream before the answer.
     thinks: int = 0
+    # Reads images; without it a request carrying one is refused (IMAGES_REFUSED), as a
+    # text-only model's server refuses it.
+    vision: bool = False
 
     @classmethod
     def from_dict(cls, data: dict) -> MockSettings:
@@ -81,9 +94,35 @@ class MockSettings:
         return cls(**known)
 
 
+# What a server without vision says to an image, in each protocol (OpenAI's wording).
+IMAGES_REFUSED = "The model `{model}` does not support image input."
+IMAGE_TOKENS = 85  # an image's input tokens, as OpenAI counts one at low detail
+
+
+def images_of(request: ChatRequest) -> list[Image]:
+    return [image for m in request.messages for image in m.images]
+
+
+def prompt_tokens(request: ChatRequest) -> int:
+    """The input tokens the mock reports: a word a token, and IMAGE_TOKENS an image."""
+    words = sum(len(m.content.split()) for m in request.messages)
+    return words + IMAGE_TOKENS * len(images_of(request))
+
+
 def _rng(model_id: str, request: ChatRequest) -> random.Random:
-    key = model_id + "\x00" + "\x00".join(m.content for m in request.messages)
+    # An image enters the key by its hash; a message without one keys as it always has.
+    said = (m.content + "".join(f"\x01{i.sha256}" for i in m.images) for m in request.messages)
+    key = model_id + "\x00" + "\x00".join(said)
     return random.Random(hashlib.sha256(key.encode("utf-8")).digest())
+
+
+def _seen(images: list[Image]) -> str:
+    """What the mock says it saw, so a person can tell it read the images: their count, types
+    and the start of each hash."""
+    named = ", ".join(f"{i.content_type.removeprefix('image/').upper()} {i.sha256[:8]}"
+                      for i in images)  # fmt: skip
+    noun = "the image" if len(images) == 1 else f"the {len(images)} images"
+    return f"Looking at {noun} ({named}): "
 
 
 def _sentence(rng: random.Random, n_words: int) -> str:
@@ -99,7 +138,9 @@ def answer_text(model_id: str, request: ChatRequest, settings: MockSettings) -> 
     sentences: list[str] = []
     while sum(len(s.split()) for s in sentences) < n_words:
         sentences.append(_sentence(rng, rng.randint(6, 14)))
-    return settings.prefix + _styled(sentences, settings.style)
+    images = images_of(request)
+    seen = _seen(images) if images else ""
+    return settings.prefix + seen + _styled(sentences, settings.style)
 
 
 def _styled(sentences: list[str], style: str) -> str:
@@ -258,15 +299,21 @@ class MockBackend:
         "judge_position_bias": checks.share,
         "judge_length_bias": checks.number(low=-10.0),
         "thinks": checks.number(),
+        "vision": checks.flag,
         "base_url": checks.url,  # a pooled mock's replicas are mock servers
     }
     takes_json_schema: ClassVar[bool] = False
+    takes_images: ClassVar[bool] = True  # whether a mock model reads them: its ``vision``
 
     def __init__(self, settings: dict | None = None) -> None:
         self.settings = MockSettings.from_dict(settings or {})
 
     async def stream(self, request: ChatRequest) -> AsyncIterator[Event]:
         s = self.settings
+        if images_of(request) and not s.vision:
+            # At once, before any wait: a server checks the request before the model runs.
+            yield StreamError("bad_request", IMAGES_REFUSED.format(model=request.model_id))
+            return
         if s.judge and s.misbehaviour == "judge_rejects_temperature":
             if "temperature" in request.params:
                 yield StreamError("bad_request", "'temperature' is not supported by this model.")
@@ -279,7 +326,7 @@ class MockBackend:
         limit = int(request.params.get("max_tokens") or 0)
         cut = 0 < limit < len(chunks)
         chunks = chunks[:limit] if cut else chunks
-        prompt_tokens = sum(len(m.content.split()) for m in request.messages)
+        prompt = prompt_tokens(request)
         ttft = s.ttft_ms * (20 if s.misbehaviour == "slow_first_token" else 1)
         await asyncio.sleep(ttft / 1000)
         if s.misbehaviour == "stall":
@@ -287,9 +334,9 @@ class MockBackend:
         # Misbehaviours that end the stream before any text.
         ending = {
             "error": StreamError("server", "The mock backend failed on purpose."),
-            "refused": Finished("refusal", prompt_tokens, 0),
+            "refused": Finished("refusal", prompt, 0),
             "blocked": StreamError("content_filter", "The mock backend blocked this request."),
-            "empty": Finished("stop", prompt_tokens, 0),
+            "empty": Finished("stop", prompt, 0),
         }.get(s.misbehaviour)
         if ending is not None:
             yield ending
@@ -309,7 +356,7 @@ class MockBackend:
         if s.misbehaviour == "no_usage":
             yield Finished("stop", None, None, request_id="mock-no-usage")
         elif s.misbehaviour == "incomplete" or cut:
-            yield Finished("length", prompt_tokens, len(chunks) + s.thinks)
+            yield Finished("length", prompt, len(chunks) + s.thinks)
         else:
             # As real servers count them, thinking tokens are output tokens too.
-            yield Finished("stop", prompt_tokens, len(chunks) + s.thinks, request_id="mock")
+            yield Finished("stop", prompt, len(chunks) + s.thinks, request_id="mock")

@@ -29,6 +29,8 @@ class OpenAICompatibleBackend(HTTPBackend):
         "structured_output": checks.flag,
     }
     takes_json_schema = True  # OpenAI's response_format, which vLLM and others accept too
+    # image_url parts with data URLs: OpenAI, OpenRouter, vLLM and Ollama's vision models.
+    takes_images = True
 
     def url(self, request: base.ChatRequest) -> str:
         return f"{self.base_url}/chat/completions"
@@ -39,7 +41,7 @@ class OpenAICompatibleBackend(HTTPBackend):
     def body(self, request: base.ChatRequest) -> dict:
         body: dict = {
             "model": request.model_id,
-            "messages": [{"role": m.role, "content": m.content} for m in request.messages],
+            "messages": [{"role": m.role, "content": _content(m)} for m in request.messages],
             "stream": True,
             **request.params,
         }
@@ -98,6 +100,19 @@ class OpenAICompatibleBackend(HTTPBackend):
         if text:
             events.append(base.TextDelta(text))
         return [*events, _finished(finish, data.get("usage"), data.get("id"))]
+
+
+def _content(message: base.Message) -> str | list[dict]:
+    """A message's content: its text as a string, as ever, unless it carries images; then
+    content parts, the images (as data URLs) before the text they come with."""
+    if not message.images:
+        return message.content
+    parts: list[dict] = [
+        {"type": "image_url", "image_url": {"url": image.data_url()}} for image in message.images
+    ]
+    if message.content:
+        parts.append({"type": "text", "text": message.content})
+    return parts
 
 
 def _finished(finish: str, usage: dict | None, request_id: str | None) -> base.Event:

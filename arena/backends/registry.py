@@ -42,11 +42,24 @@ class UnknownBackend(LookupError):
 
 
 def backend_class(kind: str) -> type[BackendKind]:
-    """The class of ``kind``: what it takes and can do (``takes_json_schema``)."""
+    """The class of ``kind``: what it takes and can do (``takes_json_schema``,
+    ``takes_images``)."""
     try:
         return _CLASSES[kind]
     except KeyError:
         raise UnknownBackend(f"No backend of kind {kind!r} is installed.") from None
+
+
+def images_problem(kind: str) -> str:
+    """Why a model of ``kind`` may not be marked as reading images (its class cannot carry
+    them: ``takes_images``); "" when it may."""
+    cls = _CLASSES.get(kind)
+    if cls is None or cls.takes_images:
+        return ""  # an unknown kind is refused by the model field's choices
+    return (
+        f"The {cls.label} backend cannot send images to a model, so a model it serves cannot "
+        "be marked as reading images."
+    )
 
 
 def backend_for(kind: str, settings: dict) -> Backend:

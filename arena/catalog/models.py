@@ -40,6 +40,12 @@ class ModelEntry(models.Model):
         help_text="The shared parameters this model accepts. Leave one out (e.g. temperature "
         "for a model that refuses a custom value) and the model sits out runs that set it.",
     )
+    takes_images = models.BooleanField(
+        "reads images",
+        default=False,
+        help_text="The model reads images; only models marked are drawn for an image battle "
+        "(its backend must carry images).",
+    )
     line = models.CharField(
         max_length=100,
         blank=True,

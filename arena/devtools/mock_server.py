@@ -16,11 +16,16 @@ import time
 import uuid
 from dataclasses import dataclass, field
 
-from arena.backends.base import ChatRequest, Finished, Message, StreamError, TextDelta
-from arena.backends.mock import MockBackend
+from arena.backends.base import ChatRequest, Finished, StreamError, TextDelta
+from arena.backends.mock import IMAGES_REFUSED, MockBackend
 from arena.catalog.models import standard_params
 from arena.devtools.http_server import HTTPServer, Request, response_head
-from arena.devtools.mock_vendors import anthropic_messages, gemini_stream
+from arena.devtools.mock_vendors import (
+    anthropic_messages,
+    gemini_stream,
+    images_refused,
+    message_read,
+)
 
 REASONS = {
     200: "OK",
@@ -115,9 +120,9 @@ class MockServer(HTTPServer):
             return await self._send(writer, status, {"error": {"message": "Replica unavailable."}})
         try:
             payload = json.loads(request.body)
-            messages = tuple(Message(m["role"], m["content"]) for m in payload["messages"])
+            messages = tuple(message_read(m["role"], m["content"]) for m in payload["messages"])
             model = str(payload["model"])
-        except (ValueError, KeyError, TypeError):
+        except (ValueError, KeyError, TypeError, AttributeError):
             return await self._send(writer, 400, {"error": {"message": "Malformed request."}})
         if self.models and model not in self.models and not self.accepts_any_model:
             # As vLLM and OpenAI answer a model id they do not serve.
@@ -132,6 +137,12 @@ class MockServer(HTTPServer):
             )
         params = {k: payload[k] for k in standard_params() if k in payload}
         chat = ChatRequest(model_id=model, messages=messages, params=params)
+        if images_refused(self, chat):
+            # OpenAI's answer to an image sent to a text-only model: a request fault.
+            return await self._send(writer, 400, {"error": {
+                "message": IMAGES_REFUSED.format(model=model), "type": "invalid_request_error",
+                "param": "messages", "code": None,
+            }})  # fmt: skip
         self.requests += 1
         self.in_flight += 1
         self.max_in_flight = max(self.max_in_flight, self.in_flight)

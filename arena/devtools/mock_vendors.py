@@ -1,16 +1,22 @@
 """The mock model over Anthropic's Messages and Gemini's ``streamGenerateContent`` streaming
 protocols, beside the mock server's OpenAI-compatible one: the same deterministic answers, in
 the events each vendor sends (as their captured streams in tests/fixtures/streams show), so
-those adapters and the vendors' own SDKs are tried against a live server, not only replays."""
+those adapters and the vendors' own SDKs are tried against a live server, not only replays.
+
+Images come in each vendor's form (OpenAI's image_url data URLs, Anthropic's base64 image
+blocks, Gemini's inlineData parts) and are read back into the same ``Image`` the adapters sent;
+a model whose settings lack ``vision`` refuses them with the 400 its vendor sends."""
 
 from __future__ import annotations
 
 import asyncio
+import base64
+import binascii
 import json
 import uuid
 
-from arena.backends.base import ChatRequest, Finished, Message, StreamError, TextDelta
-from arena.backends.mock import MockBackend
+from arena.backends.base import ChatRequest, Finished, Image, Message, StreamError, TextDelta
+from arena.backends.mock import IMAGES_REFUSED, MockBackend, images_of, prompt_tokens
 from arena.devtools.http_server import Request, response_head
 
 STOP_REASONS = {"stop": "end_turn", "length": "max_tokens"}  # ours -> Anthropic's
@@ -39,6 +45,48 @@ def _text(content: object) -> str:
     return ""
 
 
+def _image(content_type: object, data: object) -> Image:
+    """An image as a vendor's request carries it (base64); ValueError when it is not one."""
+    try:
+        raw = base64.b64decode(str(data), validate=True)
+    except binascii.Error:
+        raise ValueError("image data is not base64") from None
+    return Image.of(str(content_type), raw)
+
+
+def _images(content: object) -> tuple[Image, ...]:
+    """The images among a message's blocks or parts, in order, in any of the three forms."""
+    found = []
+    for block in content if isinstance(content, list) else ():
+        if not isinstance(block, dict):
+            continue
+        if block.get("type") == "image_url":  # OpenAI: a data URL; the mock fetches nothing
+            head, _, data = str(block["image_url"]["url"]).partition(",")
+            if not (head.startswith("data:") and head.endswith(";base64")):
+                raise ValueError("only data URLs are read")
+            found.append(_image(head.removeprefix("data:").removesuffix(";base64"), data))
+        elif block.get("type") == "image":  # Anthropic
+            source = block["source"]
+            if source.get("type") != "base64":
+                raise ValueError("only base64 image sources are read")
+            found.append(_image(source["media_type"], source["data"]))
+        elif blob := block.get("inlineData") or block.get("inline_data"):  # Gemini, either spelling
+            found.append(_image(blob.get("mimeType") or blob.get("mime_type"), blob["data"]))
+    return tuple(found)
+
+
+def message_read(role: str, content: object) -> Message:
+    """One message of a vendor's request: its text and its images."""
+    return Message(role, _text(content), _images(content))  # type: ignore[arg-type]
+
+
+def images_refused(server, chat: ChatRequest) -> bool:
+    """Whether the model asked for refuses this request's images (its settings lack
+    ``vision``), as a text-only model's server does."""
+    settings = {**server.default, **server.models.get(chat.model_id, {})}
+    return bool(images_of(chat)) and not settings.get("vision")
+
+
 async def anthropic_messages(server, request: Request, writer: asyncio.StreamWriter) -> None:
     """``POST /v1/messages`` with ``stream: true``: message_start, a text block's deltas,
     message_delta (stop reason, output tokens), message_stop."""
@@ -48,8 +96,8 @@ async def anthropic_messages(server, request: Request, writer: asyncio.StreamWri
     try:
         body = json.loads(request.body)
         model, max_tokens = str(body["model"]), int(body["max_tokens"])
-        messages = [Message(m["role"], _text(m["content"])) for m in body["messages"]]
-    except (ValueError, KeyError, TypeError):
+        messages = [message_read(m["role"], m["content"]) for m in body["messages"]]
+    except (ValueError, KeyError, TypeError, AttributeError):
         return await _error(server, writer, "bad_request", "malformed request", anthropic=True)
     if body.get("system"):
         messages.insert(0, Message("system", _text(body["system"])))
@@ -59,6 +107,9 @@ async def anthropic_messages(server, request: Request, writer: asyncio.StreamWri
     params = {"max_tokens": max_tokens, **{k: body[k] for k in ("temperature", "top_p")
                                           if k in body}}  # fmt: skip
     chat = ChatRequest(model, tuple(messages), params)
+    if images_refused(server, chat):
+        refusal = IMAGES_REFUSED.format(model=model)
+        return await _error(server, writer, "bad_request", refusal, anthropic=True)
     msg_id = f"msg_{uuid.uuid4().hex[:24]}"
     started = False
     async for event in MockBackend({**server.default, **server.models.get(model, {})}).stream(chat):
@@ -67,7 +118,7 @@ async def anthropic_messages(server, request: Request, writer: asyncio.StreamWri
         if not started:
             started = True
             _begin(writer, msg_id, "request-id", {200: "OK"})
-            prompt = sum(len(m.content.split()) for m in messages)
+            prompt = prompt_tokens(chat)
             _sse(writer, "message_start", {"type": "message_start", "message": {
                 "id": msg_id, "type": "message", "role": "assistant", "model": model,
                 "content": [], "stop_reason": None,
@@ -123,10 +174,10 @@ async def gemini_stream(server, request: Request, writer: asyncio.StreamWriter,
     try:
         body = json.loads(request.body)
         messages = [
-            Message("assistant" if c.get("role") == "model" else "user", _text(c["parts"]))
+            message_read("assistant" if c.get("role") == "model" else "user", c["parts"])
             for c in body["contents"]
         ]
-    except (ValueError, KeyError, TypeError):
+    except (ValueError, KeyError, TypeError, AttributeError):
         return await _error(server, writer, "bad_request", "malformed request")
     system = body.get("systemInstruction") or body.get("system_instruction")
     if system:
@@ -138,8 +189,11 @@ async def gemini_stream(server, request: Request, writer: asyncio.StreamWriter,
     params = {k: config[v] for k, v in (("max_tokens", "maxOutputTokens"),
               ("temperature", "temperature"), ("top_p", "topP")) if v in config}  # fmt: skip
     chat = ChatRequest(model, tuple(messages), params)
+    if images_refused(server, chat):
+        return await _error(server, writer, "bad_request", IMAGES_REFUSED.format(model=model),
+                            status=400, name="INVALID_ARGUMENT")  # fmt: skip
     response_id = uuid.uuid4().hex[:22]
-    prompt = sum(len(m.content.split()) for m in messages)
+    prompt = prompt_tokens(chat)
     started, pending = False, None
 
     def chunk(text: str, finish: Finished | None = None) -> dict:
