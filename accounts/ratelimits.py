@@ -41,6 +41,7 @@ LABELS = {
     "vote": "votes",
     "battle_stop": "stopped battles",
     "compare_run": "compare runs",
+    "image_upload": "images uploaded",
     "signup": "sign-ups",
     "login": "sign-in attempts",
     "password_reset": "password reset requests",

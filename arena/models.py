@@ -16,6 +16,7 @@ from arena.catalog.models import (
 )
 from arena.compare.models import CompareAnswer, CompareRun, JudgeCall, Rubric
 from arena.evals.models import EvalAnswer, EvalPrompt, EvalRun, EvalVerdict
+from arena.images.models import ImageUpload, PromptImage
 from arena.integrity.models import VoteFlag
 from arena.tagging.models import VoteTags
 
@@ -30,11 +31,13 @@ __all__ = [
     "EvalRun",
     "EvalVerdict",
     "GoldItem",
+    "ImageUpload",
     "JudgeCall",
     "ModelEntry",
     "ModelPrice",
     "ModelRetirement",
     "Prompt",
+    "PromptImage",
     "Rubric",
     "Turn",
     "Vote",

@@ -9,12 +9,15 @@ from arena.battles import views
 from arena.compare import views as compare_views
 from arena.datasets import views as datasets_views
 from arena.evals import views as evals_views
+from arena.images import views as images_views
 from ranking import views as ranking_views
 
 urlpatterns = [
     path("", views.arena_page, name="arena"),
     path("api/prompts/random/", views.random_prompt, name="random-prompt"),
     path("terms/accept/", views.terms_accept_view, name="terms-accept"),
+    path("images/", limit_view("image_upload")(images_views.image_upload), name="image-upload"),
+    path("images/<str:sha256>/", images_views.image_view, name="image"),
     path("compare/", compare_views.compare_page, name="compare"),
     path("compare/history/", compare_views.history, name="compare-history"),
     path("compare/<uuid:run_id>/", compare_views.run_page, name="compare-run"),

@@ -161,6 +161,7 @@ ROOMS = (
     "judges",
     "tagging",
     "datasets",
+    "images",
     "admin",
     "devtools",
 )

@@ -142,6 +142,24 @@ STATIC_URL = "static/"
 STATICFILES_DIRS = [BASE_DIR / "static"]
 STATIC_ROOT = VAR_DIR / "static"
 STATIC_ROOT.mkdir(exist_ok=True)
+# Images raters attach (arena/images) are kept by the SHA-256 of their bytes in the "images"
+# storage: the file system under var/images on the embedded default; in production any Django
+# storage backend (IMAGES_STORAGE_BACKEND, e.g. django-storages' S3 or GCS class, with its
+# options as JSON in IMAGES_STORAGE_OPTIONS). Never served as static or media files: only
+# through the view that checks who sent them.
+STORAGES = {
+    "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
+    "staticfiles": {"BACKEND": "django.contrib.staticfiles.storage.StaticFilesStorage"},
+    "images": {
+        "BACKEND": env.str(
+            "IMAGES_STORAGE_BACKEND", default="django.core.files.storage.FileSystemStorage"
+        ),
+        "OPTIONS": env.json(
+            "IMAGES_STORAGE_OPTIONS",
+            default={"location": str(VAR_DIR / "images"), "allow_overwrite": True},
+        ),
+    },
+}
 # Serve straight from the source folders so the demo needs no collectstatic step.
 WHITENOISE_USE_FINDERS = True
 WHITENOISE_AUTOREFRESH = DEBUG
@@ -237,6 +255,7 @@ _RATELIMIT_DEFAULTS = {
     "battle_stop": {"user": "30/m", "network": "120/m"},
     # Compare mode does not exist yet; its limit is here so it is guarded from day one.
     "compare_run": {"user": "10/m", "network": "40/m"},
+    "image_upload": {"user": "30/m", "network": "120/m"},
     "signup": {"network": "10/h"},
     # Tighter than allauth's own limits (ACCOUNT_RATE_LIMITS: sign-up 20/m, sign-in 30/m and
     # password reset 20/m per address), so ours, which carry Retry-After, are the ones met.

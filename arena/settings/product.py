@@ -148,6 +148,15 @@ SAMPLING = {
     "boost": env.float("SAMPLING_BOOST", default=1.0),
 }
 
+# Images a rater attaches to a prompt (arena/images): each at most MAX_BYTES as sent and
+# MAX_PIXELS once decoded, at most MAX_COUNT on a turn. Each limit is refused with its own
+# message, never cut to fit.
+IMAGES = {
+    "MAX_BYTES": env.int("IMAGES_MAX_BYTES", default=5_000_000),
+    "MAX_PIXELS": env.int("IMAGES_MAX_PIXELS", default=25_000_000),
+    "MAX_COUNT": env.int("IMAGES_MAX_COUNT", default=4),
+}
+
 # Integrity: what makes a vote not count. Every exclusion is a recorded VoteFlag.
 INTEGRITY = {
     # Reading-time floor: (characters of both answers) / READING_CHARS_PER_S, at least
