@@ -10,8 +10,9 @@ version, which the stamp's ETag carries) and by everything of the request that D
 to a visitor depends on: method, path, query string, scheme, Host and the proxy headers the
 settings trust, and whether the answer is a 200 or a 304. Anything else goes to Django as
 before: a session cookie (a member's page is theirs: never replayed, and a member's answer is
-never kept), a CSRF cookie Django would replace, another method, a URL that is not a public
-page, conditions other than If-None-Match / If-Modified-Since, a body.
+never kept), a CSRF cookie Django would replace, a method other than GET (the pages answer
+HEAD with 405), a URL that is not a public page, no Host, conditions other than If-None-Match /
+If-Modified-Since, a body.
 
 Only an answer Django made for the stamp read for this request is kept, and only a visitor's:
 public ``Cache-Control``, the stamp's ETag, no cookie set, no ``Vary``.
@@ -181,7 +182,7 @@ CONDITIONS = {
 
 
 def visitor_ask(scope: dict) -> Ask | None:
-    """The request as a key, if it is a visitor's GET or HEAD of a public page; else None."""
+    """The request as a key, if it is a visitor's GET of a public page; else None."""
     method = scope["method"]
     if method != "GET" or scope.get("root_path"):
         return None
@@ -194,17 +195,21 @@ def visitor_ask(scope: dict) -> Ask | None:
     conditions: dict[str, str] = {}
     for name, value in scope["headers"]:
         if name == b"cookie":
-            cookies.append(value.decode("latin-1").rstrip("; "))
+            cookies.append(value.decode("latin-1"))
         elif name in CONDITIONS:
-            conditions[CONDITIONS[name]] = value.decode("latin-1")
+            meta, value = CONDITIONS[name], value.decode("latin-1")
+            conditions[meta] = f"{conditions[meta]},{value}" if meta in conditions else value
         elif name in (b"content-length", b"transfer-encoding"):
             if value != b"0":
-                return None  # a body, which Django reads: its to answer
+                return None  # a body, which Django reads: Django's to answer
         elif name in trusted:
             if name in found:
-                return None  # Django reads a repeated header joined: leave it the oddity
+                return None  # Django reads a repeated header joined: an oddity left to it
             found[name] = value
-    if cookies and not _visitor_cookies(parse_cookie("; ".join(cookies))):
+    if b"host" not in found:
+        return None  # Django would check the server's own name: left to it
+    # Repeated headers joined as Django's ASGIRequest joins them: the cookies it would read.
+    if cookies and not _visitor_cookies(parse_cookie(",".join(cookies))):
         return None
     if "HTTP_IF_MATCH" in conditions or "HTTP_IF_UNMODIFIED_SINCE" in conditions:
         return None  # a 412 is Django's to give (and to log)
