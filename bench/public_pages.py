@@ -3,9 +3,11 @@
 Not a test: it prints requests per second from ``wrk`` against ``/leaderboard/`` and
 ``/leaderboard.json`` on the embedded default (SQLite, no Redis: the local-memory cache) served
 by one daphne process, first with the public page cache off (``PUBLIC_PAGE_CACHE=false``: every
-request rendered, as before issue 28) and then on, in the same run, against the target of 500
-requests/s from each URL. The demo's data is seeded once into the bench's own SQLite file
-(``manage.py demo --no-serve``, a minute or two) and kept for later runs.
+request rendered, as before issue 28) and then on (each page rendered once per snapshot,
+ranking/public_cache.py, and a visitor's answer replayed before Django, ranking/public_asgi.py),
+in the same run, against the target of 500 requests/s from each URL. The demo's data is
+seeded once into the bench's own SQLite file (``manage.py demo --no-serve``, a minute or two)
+and kept for later runs.
 
     apt-get install -y wrk        # Debian/Ubuntu; or build it from github.com/wg/wrk
     uv run python bench/public_pages.py [--threads 2] [--connections 20] [--duration 10]
