@@ -13,8 +13,8 @@ relative to the other's, is the pacer's alone. Frames come once a tick while thi
 shows few turns and no faster than ``FRAME_MAX_S`` apart while it shows many (each frame is a
 stream read, and a write on each socket with text to show), so a crowd costs a bounded number
 of frames a second, not one per battle per tick. A turn with nothing to show (waiting for its
-models' text) costs no step per frame: only its stream cursor in the one read, and its
-deadline in a heap.
+models' text, or holding text back that only more text lets out: ``Pacer.stalled``) costs no
+step per frame: only its stream cursor in the one read, and its deadline in a heap.
 """
 
 from __future__ import annotations
@@ -108,7 +108,7 @@ class Watch:
     deadline: float  # loop time after which the viewer is asked to check the deadline
     cursors: dict[str, str] = field(default_factory=dict)  # of the streams not yet finished
     redactions: int = 0
-    busy: bool = True  # text came in, or some is still to be shown: tick it
+    busy: bool = True  # text came in, or some can still be shown without more: tick it
     failed: bool = False  # an answer ended without completing
 
     @classmethod
@@ -277,14 +277,16 @@ class Schedule:
             return
         pacer = watch.pacer
         # Every tick due since the last frame, in one frame: the pacer releases as it would
-        # have tick by tick, and stops being ticked once it has nothing left to show.
+        # have tick by tick, and stops being ticked once it has nothing left to show, or
+        # nothing it can show before its streams say more (it is stalled: waiting for the
+        # other side's text, a held tail's next word, a lone pane's next whole step).
         a: list[str] = []
         b: list[str] = []
         for at in ticks:
             out = pacer.tick(at=at)
             a.append(out["a"])
             b.append(out["b"])
-            watch.busy = any(pane.backlog for pane in pacer.panes.values())
+            watch.busy = not pacer.stalled and any(pane.backlog for pane in pacer.panes.values())
             if not watch.busy or pacer.all_shown:
                 break
         if pacer.redactions > watch.redactions:

@@ -59,7 +59,9 @@ class _Pane:
     done: bool = False
     last_seq: int = 0
     # The last hold worked out, and for which (text length, shown): a tick asks for it several
-    # times, and hundreds of panes tick many times a second.
+    # times, and hundreds of panes tick many times a second. It holds for the same text
+    # while ``shown`` stays at or before the held tail (integrity.disguise.held_tail: what is
+    # released before a held tail does not change it), so releasing text costs no new hold.
     held: tuple[int, int, int] = (-1, -1, 0)
     # Redaction done so far (see ``Pacer._redact``): the text before ``scanned`` was redacted;
     # ``brk``, the last character before it that no name reaches across (-1: none), and that
@@ -97,6 +99,10 @@ class Pacer:
     replay: bool = False  # both sides had ended before anything was shown
     alone_pace: float | None = None  # characters per tick for a pane left alone, once fixed
     credit: float = 0.0  # characters the pane left alone may show, fractions carried over
+    # The last tick released nothing, and no tick will until text or an end comes in: the
+    # caller may stop ticking until then (and say the ticks it skipped with ``at``), since
+    # the waiting costs the pacer nothing but counting ticks (see ``tick``).
+    stalled: bool = False
 
     def feed(self, side: str, text: str, seq: int | None = None) -> None:
         pane = self.panes[side]
@@ -105,6 +111,7 @@ class Pacer:
                 return  # a duplicate after a redelivery
             pane.last_seq = seq
         if not pane.done:
+            self.stalled = False
             pane.text += text
             pane.held = (-1, -1, 0)
             self._redact(pane)
@@ -168,13 +175,14 @@ class Pacer:
         if pane.done or self.hold is None:
             return pane.backlog
         size, shown, held = pane.held
-        if (size, shown) != (len(pane.text), pane.shown):
+        if size != len(pane.text) or not shown <= pane.shown <= size - held:
             held = self.hold(pane.text, pane.shown)
             pane.held = (len(pane.text), pane.shown, held)
         return max(0, pane.backlog - held)
 
     def finish(self, side: str) -> None:
         pane = self.panes[side]
+        self.stalled = False
         pane.done = True
         self._redact(pane)  # the held tail too: nothing more will join it
 
@@ -188,17 +196,28 @@ class Pacer:
 
     def tick(self, at: int | None = None) -> dict[str, str]:
         """The text to release on each side now. ``at``: this tick's index, when the caller
-        skipped ticks while nothing was to be shown; by default the one after the last."""
+        skipped ticks while nothing was to be shown; by default the one after the last.
+
+        Afterwards ``stalled`` says whether ticks before the next ``feed`` or ``finish`` would
+        release nothing either: each waits for text (the parity buffer, a side with nothing
+        new, a held tail, a pane alone short of a whole step), and what they would change (the
+        tick count; a lone pane's credit, which grows to its cap however the ticks come) is
+        the same when they are skipped and the next tick says its ``at``."""
         previous, self.now = self.now, self.now + 1 if at is None else at
+        self.stalled = False
         if not self.started:
+            self.stalled = True
             return {s: "" for s in SIDES}
         if self.began is None:
             self.began = self.now
             self.replay = all(p.done for p in self.panes.values())
         alone = self._alone()
         if alone is not None and not self.replay:
-            self._fix_pace(alone, through=self.now)  # the other side ended with nothing to show
-            return self._tick_alone(alone, elapsed=max(1, self.now - previous))
+            # Credit for the ticks spent alone since the last tick: none before this one when
+            # the pane is alone from now (the other side ended with nothing left to show).
+            elapsed = 1 if self.alone_pace is None else max(1, self.now - previous)
+            self._fix_pace(alone, through=self.now)
+            return self._tick_alone(alone, elapsed=elapsed)
         waiting = [p for p in self.panes.values() if not p.done]
         if waiting:
             step = min(self._available(p) for p in waiting)
@@ -207,6 +226,8 @@ class Pacer:
         live = [self._available(p) for p in self.panes.values() if self._available(p) > 0]
         floor = max(self.chars_per_tick, -(-min(live, default=0) // self.catch_up_ticks))
         step = min(step, floor)
+        # Nothing to release (a side waited for has nothing new): only text can change that.
+        self.stalled = step <= 0
         out: dict[str, str] = {}
         for side, pane in self.panes.items():
             n = min(step, self._available(pane))
@@ -243,9 +264,14 @@ class Pacer:
         out = {s: "" for s in SIDES}
         if available < min(step, self.chars_per_tick) and not pane.done:
             # Short of a whole step (or the cap, after a catch-up's fast pace): wait. Showing
-            # what there is would show the model's own pace.
+            # what there is would show the model's own pace. The step only grows with the
+            # ticks to come (the credit does), so they would wait too, until text comes.
+            self.stalled = True
             return out
         n = min(step, available)
+        # Nothing released for want of text (with credit still short of a character, the
+        # ticks to come may release some).
+        self.stalled = available == 0 and not pane.done
         out[side] = pane.text[pane.shown : pane.shown + n]
         pane.shown += n
         self.credit -= n

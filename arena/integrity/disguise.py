@@ -447,7 +447,10 @@ def _open_override(text: str, shown: int) -> int | None:
 def held_tail(text: str, shown: int, terms: tuple[str, ...]) -> int:
     """How many characters at the end of ``text`` (past the first ``shown``) could be the
     start of a protected name, however disguised, or a whole name whose suffix may still be
-    arriving: they must wait for more text before they are shown."""
+    arriving: they must wait for more text before they are shown.
+
+    Showing text before the held tail does not change it: for the same text, any ``shown``
+    from this one up to the tail's start gives the same answer (the pacer relies on it)."""
     found = _tail_index(terms)
     if found is None:
         return 0

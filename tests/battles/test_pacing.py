@@ -328,3 +328,52 @@ def test_a_long_answer_fed_in_small_entries_is_not_redacted_again_whole_at_each(
     # Each entry reads what came since the last break before it, not the whole backlog
     # (which would be about 2 million characters in all).
     assert sum(read) < 40 * len(answer)
+
+
+def test_a_stalled_pacer_left_unticked_releases_the_same_text_at_the_same_ticks():
+    """The live schedule stops ticking a stalled pacer until text or an end comes in, then
+    says the tick with ``at``: the text released, and the tick each piece is released at,
+    are those of a pacer ticked at every tick."""
+    import random
+    from functools import partial
+
+    from arena.integrity.checks import name_tail, redact
+
+    terms = ("Claude", "GPT", "Deep Owl")
+    words = ["the ", "answer ", "is ", "Cl", "aude ", "G", "PT-4 ", "Deep ", "Owl ", ", ", "x"]
+    for seed in range(150):
+        rng = random.Random(seed)
+        made = {
+            "chars_per_tick": rng.choice([1, 3, 12, 1000]),
+            "pace_window_ticks": rng.choice([2, 25]),
+        }
+        if seed % 2:
+            made |= {
+                "redact": partial(redact, terms=terms),
+                "hold": partial(name_tail, terms=terms),
+            }
+        every, skipping = Pacer(**made), Pacer(**made)
+        # Each side's entries: (tick, text), then its end.
+        plan: dict[int, list[tuple[str, str | None]]] = {}
+        for side in ("a", "b"):
+            at = rng.randint(1, 20)
+            for _ in range(rng.randint(0, 30)):
+                at += rng.choice([0, 1, 1, 2, 5, 15])
+                plan.setdefault(at, []).append((side, rng.choice(words)))
+            plan.setdefault(at + rng.randint(0, 10), []).append((side, None))
+        fed_since_tick = True
+        for at in range(1, 2000):
+            for side, text in plan.get(at, []):
+                for pacer in (every, skipping):
+                    pacer.feed(side, text) if text is not None else pacer.finish(side)
+                fed_since_tick = True
+            expected = every.tick(at=at)
+            if skipping.stalled and not fed_since_tick:
+                assert expected == {"a": "", "b": ""}, (seed, at)
+            else:
+                assert skipping.tick(at=at) == expected, (seed, at)
+                fed_since_tick = False
+            if every.all_shown and at > max(plan):
+                break
+        assert skipping.all_shown and every.all_shown, seed
+        assert [p.text for p in skipping.panes.values()] == [p.text for p in every.panes.values()]

@@ -171,3 +171,20 @@ def test_a_camel_case_name_in_parts_is_never_shown_in_a_stream(disguised):
     for first, whole in streamed(f"I am {disguised}, hi."):
         assert expected.startswith(first)
         assert whole == expected
+
+
+def test_showing_text_before_a_held_tail_leaves_the_tail_as_it_was():
+    """The pacer keeps a hold while what it shows stays before the held tail: for the same
+    text, every ``shown`` from the first up to the tail's start holds back the same tail."""
+    import random
+
+    pieces = ["Claude", "C l a u d e", "GPT-4o", "Anthro", "Deep", " Owl", "Il", "Lla", "ma", "Me"]
+    pieces += list(" .-_*,;:()⟨⟩0123456789\n\t") + ["\u200b", "С", "ＧＰ", "é", "ﬁ", "\u202e"]
+    pieces += ["\u202c", "我是", "\x7f", "Ⓒ", "–", "ı", "ß", "\n\n", "C", "l", "a", "u", "d", "e"]
+    rng = random.Random(28)
+    for _ in range(3000):
+        text = "".join(rng.choice(pieces) for _ in range(rng.randint(0, 30)))
+        shown = rng.randint(0, len(text))
+        held = name_tail(text, shown, TERMS)
+        for later in range(shown, len(text) - held + 1):
+            assert name_tail(text, later, TERMS) == held, (text, shown, later)
