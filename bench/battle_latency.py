@@ -13,12 +13,17 @@ its own (a rater's new battle abandons their previous one).
     uv run python bench/battle_latency.py [--battles 1 20 100 200] [--workers 1]
                                           [--profile var/profiles]
 
-Per load it prints four rows, measured in the same run and the same client process: "raw",
+Per load it prints five rows, measured in the same run and the same client process: "raw",
 the same mock streams read directly (the baseline); "ideal", what ideal blind pacing adds to
 them (a pacer with no tick and no transport that releases a character on one side as soon as
-the other side has produced as many, from the emit stamps of both sides); "paced", the same
-streams through the same Pacer and tick with no transport; and the pipeline. Each row gives
-what it adds over the raw stream and over ideal pacing (p50, p99, max). The pipeline's row adds
+the other side has produced as many, from the emit stamps of both sides); "rules", what the
+Pacer's own rules add (the pipeline's battles' text fed, chunk by chunk at its emit stamp, to
+the Pacer the servers make, ticked on a clock of its own, no transport: blind pacing's tick,
+name holds and lone-pane rule, which ideal pacing has none of); "paced", the same mock streams
+through the same Pacer and tick live in the client process, no transport; and the pipeline.
+Each row gives what it adds over the raw stream, over ideal pacing and over the Pacer's rules
+(p50, p99, max): the pipeline's "+rules" is what transport, scheduling and load add on top of
+the pacing rules the product keeps. The pipeline's row adds
 start -> "battle" frame (p50, p99, max: how long a rater waits for the battle to begin), the
 whole turn's p50 (start to "turn_complete"), the delta frames per second all clients received
 together, the queries per start (counted in the web processes, bench/counted_asgi.py), the CPU
@@ -100,6 +105,7 @@ def figures(values: list[float]) -> tuple[float, float, float]:
 HEADER = (
     f"{'battles':>7} {'path':<8} {'chunks':>6} | {'+raw p50':>8} {'p99':>6} {'max':>6} | "
     f"{'+ideal p50':>10} {'p99':>6} {'max':>6} | {'shared p50':>10} {'p99':>6} | "
+    f"{'+rules p50':>10} {'p99':>6} {'max':>6} | "
     f"{'start p50 s':>11} {'p99':>5} {'max':>5} | "
     f"{'turn p50 s':>10} {'frames/s':>8} {'q/start':>7} {'web s/b':>7} {'worker s/b':>10} "
     f"{'client s/b':>10} {'failed':>6}"
@@ -107,13 +113,15 @@ HEADER = (
 
 
 def line(n: int, path: str, chunks: int, over_raw: list[float], got: dict) -> str:
-    """The delays' columns: over the raw stream, over ideal pacing, and over ideal pacing
-    while both panes are shown together (``got``'s "over_ideal_ms" and "shared_ms")."""
+    """The delays' columns: over the raw stream, over ideal pacing, over ideal pacing while
+    both panes are shown together, and over the Pacer's own rules (``got``'s "over_ideal_ms",
+    "shared_ms" and "over_rules_ms")."""
     r, i = figures(over_raw), figures(got.get("over_ideal_ms", []))
-    s = figures(got.get("shared_ms", []))
+    s, u = figures(got.get("shared_ms", [])), figures(got.get("over_rules_ms", []))
     return (
         f"{n:>7} {path:<8} {chunks:>6} | {r[0]:>8.1f} {r[1]:>6.1f} {r[2]:>6.1f} | "
-        f"{i[0]:>10.1f} {i[1]:>6.1f} {i[2]:>6.1f} | {s[0]:>10.1f} {s[1]:>6.1f}"
+        f"{i[0]:>10.1f} {i[1]:>6.1f} {i[2]:>6.1f} | {s[0]:>10.1f} {s[1]:>6.1f} | "
+        f"{u[0]:>10.1f} {u[1]:>6.1f} {u[2]:>6.1f}"
     )
 
 
@@ -155,6 +163,21 @@ def row(n: int, job: dict, web: list, workers: list, profile: Path | None) -> di
 
     print(line(n, "raw", len(base["delays_ms"]), over_raw(base["delays_ms"]), {}), flush=True)
     print(line(n, "ideal", len(ideal), ideal, {"over_ideal_ms": [0.0] * len(ideal)}), flush=True)
+    rules = got["rules_over_raw_ms"]
+    print(
+        line(
+            n,
+            "rules",
+            len(rules),
+            rules,
+            {
+                "over_ideal_ms": got["rules_over_ideal_ms"],
+                "shared_ms": got["rules_shared_ms"],
+                "over_rules_ms": [0.0] * len(rules),
+            },
+        ),
+        flush=True,
+    )
     print(
         line(n, "paced", len(paced["delays_ms"]), over_raw(paced["delays_ms"]), paced), flush=True
     )
@@ -177,6 +200,8 @@ def row(n: int, job: dict, web: list, workers: list, profile: Path | None) -> di
         "over_ideal_p99": figures(got["over_ideal_ms"])[1],
         "shared_p99": figures(got["shared_ms"])[1],
         "paced_shared_p99": figures(paced["shared_ms"])[1],
+        "over_rules": figures(got["over_rules_ms"])[:2],
+        "rules_over_ideal_p99": figures(got["rules_over_ideal_ms"])[1],
         "start_p99": st[1],
         "cpu": web_s + worker_s,
         **got,
@@ -212,6 +237,11 @@ def targets(rows: list[dict]) -> None:
                 f"(<= {ideal_p99:g}) {common.verdict(ok)}; while both panes are shown "
                 f"together {r['shared_p99']:.1f} ms {common.verdict(r['shared_p99'] <= ideal_p99)}"
                 f" (blind pacing alone, no transport: {r['paced_shared_p99']:.1f} ms)"
+            )
+            print(
+                f"  {r['n']:>3} battles: the Pacer's own rules add p99 "
+                f"{r['rules_over_ideal_p99']:.1f} ms over ideal pacing; the pipeline adds over "
+                f"those rules p50 {r['over_rules'][0]:.1f} / p99 {r['over_rules'][1]:.1f} ms"
             )
         if start_p99 is not None:
             ok = r["start_p99"] <= start_p99
@@ -252,7 +282,9 @@ def measure(args: argparse.Namespace, job: dict, web: list, workers: list) -> No
         "shared: +ideal of the text released while both panes are shown together (after one "
         "side's whole answer is shown, blind pacing keeps the other at the pace both had, "
         "which the ideal pacer does not: that share is blind pacing's own, see the paced row); "
-        "ideal: ideal pacing itself; paced: the same streams through the same Pacer and tick "
+        "ideal: ideal pacing itself; +rules: over the Pacer's own rules (the same Pacer, fed "
+        "each chunk at its emit stamp, ticked on its own clock, no transport); rules: those "
+        "rules themselves; paced: the same streams through the same Pacer and tick "
         "in the client process, no transport. start: sending 'start' to the 'battle' frame; "
         "turn: to 'turn_complete'; frames/s: delta frames all clients received, first start "
         "to last frame; q/start: queries per start in the web processes; s/b: CPU seconds per "
@@ -297,6 +329,7 @@ def main() -> None:
 
     from arena.catalog.models import standard_params
     from arena.devtools.http_server import free_port
+    from arena.integrity.selectors import identity_terms
 
     common.only_mock_models("Bench", mock, supported_params=standard_params())
     job = {
@@ -305,6 +338,8 @@ def main() -> None:
         "timeout_s": settings.ARENA["TURN_DEADLINE_S"] + 60,
         "tick_s": settings.ARENA["PACE_TICK_MS"] / 1000,
         "chars": settings.ARENA["PACE_CHARS"],
+        # The names the servers' pacers hold back and redact (draw_cache's, from every model).
+        "terms": list(identity_terms()),
     }
 
     queues = f"{os.environ['GENERATION_QUEUE']},{os.environ['CELERY_DEFAULT_QUEUE']}"

@@ -14,7 +14,11 @@ battle and reads frames until the turn completes.
 Every stamped chunk's delay is its arrival time less its emit time ("delays_ms"), and less
 its release time under ideal blind pacing ("over_ideal_ms"): a pacer with no tick and no
 transport, which releases a character on one side as soon as the other side has produced as
-many (or has ended), worked out from the emit stamps of both sides of the battle.
+many (or has ended), worked out from the emit stamps of both sides of the battle. And less its
+release time under the Pacer's own rules ("over_rules_ms"): the same Pacer the servers run
+(tick, cap, name holds, blind pacing's lone-pane rule), fed each chunk of the battle's text at
+its emit time and ticked on a clock of its own, with no transport (``rules_release``); what
+those rules add over ideal pacing is "rules_over_ideal_ms".
 """
 
 from __future__ import annotations
@@ -28,12 +32,17 @@ import sys
 import time
 from collections import Counter
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from bench.ws_client import connect  # noqa: E402
+
+if TYPE_CHECKING:
+    from arena.battles.pacing import Pacer
 
 STAMP = re.compile(r"⟨(\d+\.\d+)⟩")
 
@@ -53,8 +62,10 @@ class StampReader:
         self.base = 0  # the position of ``buf``'s first character in the side's text
         self.delays_ms: list[float] = []
         self.stamps: list[tuple[int, int, float, float]] = []  # start, end, emitted, arrived
+        self.parts: list[str] = []  # the side's text as it came
 
     def feed(self, text: str, now: float) -> None:
+        self.parts.append(text)
         self.buf += text
         last = 0
         for m in STAMP.finditer(self.buf):
@@ -79,6 +90,61 @@ def produced_by(reader: StampReader) -> tuple[list[int], list[float]]:
     return ends, [emitted for _, _, emitted, _ in reader.stamps]
 
 
+def pacer_for(chars: int, terms: list[str]) -> Pacer:
+    """A Pacer as the servers make one for a turn (live.Watch.for_turn), wide open or not as
+    the job says."""
+    from arena.battles.pacing import Pacer
+    from arena.integrity.checks import name_tail, redact
+
+    terms_ = tuple(terms)
+    return Pacer(
+        chars_per_tick=chars,
+        redact=partial(redact, terms=terms_),
+        hold=partial(name_tail, terms=terms_),
+    )
+
+
+def rules_release(
+    readers: dict[str, StampReader], *, tick_s: float, chars: int, terms: list[str]
+) -> dict[str, list[float]]:
+    """When each stamp would be shown under the Pacer's own rules, per side, in the order of
+    the side's stamps: each chunk of the battle's text (a stamp to the next) fed to a Pacer as
+    the servers make it at the moment it was emitted, a side finished at its last chunk's
+    emit, the Pacer ticked every ``tick_s`` from the battle's first emit, no transport. A
+    stamp is shown at the tick that releases its last character."""
+    pacer = pacer_for(chars, terms)
+    events = []  # (emitted, side, text, last)
+    for side, reader in readers.items():
+        text = "".join(reader.parts)
+        if text and not reader.stamps:  # no stamp to time it by: it counts as emitted at once
+            events.append((float("-inf"), side, text, True))
+        cuts = [0] + [start for start, _, _, _ in reader.stamps[1:]] + [len(text)]
+        for k, (_, _, emitted, _) in enumerate(reader.stamps):
+            events.append((emitted, side, text[cuts[k] : cuts[k + 1]], k == len(reader.stamps) - 1))
+        if not text:
+            pacer.finish(side)
+    events.sort(key=lambda e: e[0])
+    first = next((e[0] for e in events if e[0] != float("-inf")), 0.0)
+    ends = {side: [end for _, end, _, _ in r.stamps] for side, r in readers.items()}
+    released: dict[str, list[float]] = {side: [] for side in readers}
+    at, k = 0, 0
+    while not pacer.all_shown and at < 1_000_000:
+        now = first + at * tick_s
+        while k < len(events) and events[k][0] <= now:
+            _, side, text, last = events[k]
+            pacer.feed(side, text)
+            if last:
+                pacer.finish(side)
+            k += 1
+        pacer.tick(at=at + 1)
+        for side, pane in pacer.panes.items():
+            done = released[side]
+            while len(done) < len(ends[side]) and ends[side][len(done)] <= pane.shown:
+                done.append(now)
+        at += 1
+    return released
+
+
 def over_ideal(readers: dict[str, StampReader], *, since_emit: bool = False) -> list[float]:
     """Each stamp's arrival less its release under ideal blind pacing, in ms: a stamp ending at
     position ``e`` on one side is released once it is emitted and the other side has produced
@@ -97,6 +163,14 @@ def over_ideal_shared(readers: dict[str, StampReader]) -> list[float]:
 
 
 def _over_ideal(readers: dict[str, StampReader], *, since_emit: bool = False):
+    for _, _, emitted, arrived, ideal, alone in stamp_times(readers):
+        yield ((ideal - emitted) if since_emit else (arrived - ideal)) * 1000, alone
+
+
+def stamp_times(readers: dict[str, StampReader]):
+    """Each stamp of both sides (a, then b, each in order): where it ends, when it was emitted,
+    when it arrived, its release under ideal blind pacing, and whether it came after the
+    other side's whole answer."""
     for side, other in (("a", "b"), ("b", "a")):
         ends, times = produced_by(readers[other])
         if not times:
@@ -105,7 +179,27 @@ def _over_ideal(readers: dict[str, StampReader], *, since_emit: bool = False):
             k = bisect.bisect_left(ends, end)
             alone = k >= len(times)
             ideal = max(emitted, times[min(k, len(times) - 1)])
-            yield ((ideal - emitted) if since_emit else (arrived - ideal)) * 1000, alone
+            yield side, end, emitted, arrived, ideal, alone
+
+
+def over_rules(
+    readers: dict[str, StampReader], *, tick_s: float, chars: int, terms: list[str]
+) -> tuple[list[float], list[float], list[float]]:
+    """In ms, per stamp: its arrival less its release under the Pacer's own rules
+    (``rules_release``); that release less the ideal one; and less its emit time."""
+    released = rules_release(readers, tick_s=tick_s, chars=chars, terms=terms)
+    index = {"a": 0, "b": 0}
+    arrival, rules_ideal, rules_raw = [], [], []
+    for side, _, emitted, arrived, ideal, _ in stamp_times(readers):
+        k = index[side]
+        index[side] += 1
+        if k >= len(released[side]):
+            continue  # never shown under the rules within the simulation's bound
+        at = released[side][k]
+        arrival.append((arrived - at) * 1000)
+        rules_ideal.append((at - ideal) * 1000)
+        rules_raw.append((at - emitted) * 1000)
+    return arrival, rules_ideal, rules_raw
 
 
 async def baseline(n_battles: int, mock: dict, tag: str) -> dict:
@@ -134,13 +228,14 @@ async def baseline(n_battles: int, mock: dict, tag: str) -> dict:
     }
 
 
-async def paced(n_battles: int, mock: dict, tag: str, tick_s: float, chars: int) -> dict:
+async def paced(
+    n_battles: int, mock: dict, tag: str, tick_s: float, chars: int, terms: list[str]
+) -> dict:
     """The same mock streams, both sides of each battle through the same blind Pacer and tick
     as the servers', in this process: what the pacing itself costs (both panes release
     together, so the side that is ahead waits for the other), with no transport at all."""
     from arena.backends.base import ChatRequest, Message, TextDelta
     from arena.backends.mock import MockBackend
-    from arena.battles.pacing import Pacer
 
     async def feed(pacer: Pacer, side: str, i: int) -> None:
         request = ChatRequest(f"bench-{side}", (Message("user", prompt(tag, i)),), {})
@@ -150,7 +245,7 @@ async def paced(n_battles: int, mock: dict, tag: str, tick_s: float, chars: int)
         pacer.finish(side)
 
     async def battle(i: int) -> dict[str, StampReader]:
-        pacer = Pacer(chars_per_tick=chars)
+        pacer = pacer_for(chars, terms)
         readers = {"a": StampReader(), "b": StampReader()}
         feeders = asyncio.gather(feed(pacer, "a", i), feed(pacer, "b", i))
         while not pacer.all_shown:
@@ -163,10 +258,12 @@ async def paced(n_battles: int, mock: dict, tag: str, tick_s: float, chars: int)
         return readers
 
     battles = await asyncio.gather(*(battle(i) for i in range(n_battles)))
+    rules = [over_rules(one, tick_s=tick_s, chars=chars, terms=terms)[0] for one in battles]
     return {
         "delays_ms": [d for one in battles for r in one.values() for d in r.delays_ms],
         "over_ideal_ms": [d for one in battles for d in over_ideal(one)],
         "shared_ms": [d for one in battles for d in over_ideal_shared(one)],
+        "over_rules_ms": [d for one in rules for d in one],
     }
 
 
@@ -177,6 +274,10 @@ class Pipeline:
     delays_ms: list[float] = field(default_factory=list)
     over_ideal_ms: list[float] = field(default_factory=list)
     shared_ms: list[float] = field(default_factory=list)  # over_ideal_shared's
+    over_rules_ms: list[float] = field(default_factory=list)  # over_rules's, and the rules':
+    rules_over_ideal_ms: list[float] = field(default_factory=list)
+    rules_over_raw_ms: list[float] = field(default_factory=list)
+    rules_shared_ms: list[float] = field(default_factory=list)  # over ideal, both panes shown
     start_s: list[float] = field(default_factory=list)  # send "start" -> "battle" frame
     turn_s: list[float] = field(default_factory=list)  # send "start" -> "turn_complete"
     frames: int = 0
@@ -227,6 +328,15 @@ async def battle(i: int, job: dict, out: Pipeline) -> None:
         if complete:  # the ideal needs both sides' whole text
             out.over_ideal_ms += over_ideal(readers)
             out.shared_ms += over_ideal_shared(readers)
+            arrival, rules_ideal, rules_raw = over_rules(
+                readers, tick_s=job["tick_s"], chars=job["chars"], terms=job.get("terms", [])
+            )
+            out.over_rules_ms += arrival
+            out.rules_over_ideal_ms += rules_ideal
+            out.rules_over_raw_ms += rules_raw
+            alone = [a for *_, a in stamp_times(readers)]
+            if len(alone) == len(rules_ideal):
+                out.rules_shared_ms += [d for d, a in zip(rules_ideal, alone, strict=True) if not a]
         await sock.close()
 
 
@@ -236,7 +346,9 @@ async def run(job: dict) -> dict:
     if job["path"] == "direct":
         return await baseline(n, job["mock"], job["tag"])
     if job["path"] == "paced":
-        return await paced(n, job["mock"], job["tag"], job["tick_s"], job["chars"])
+        return await paced(
+            n, job["mock"], job["tag"], job["tick_s"], job["chars"], job.get("terms", [])
+        )
     cpu_before = sum(os.times()[:2])
     out = Pipeline()
     began = time.time()
@@ -245,6 +357,10 @@ async def run(job: dict) -> dict:
         "delays_ms": out.delays_ms,
         "over_ideal_ms": out.over_ideal_ms,
         "shared_ms": out.shared_ms,
+        "over_rules_ms": out.over_rules_ms,
+        "rules_over_ideal_ms": out.rules_over_ideal_ms,
+        "rules_over_raw_ms": out.rules_over_raw_ms,
+        "rules_shared_ms": out.rules_shared_ms,
         "start_s": out.start_s,
         "turn_s": out.turn_s,
         "frames": out.frames,
