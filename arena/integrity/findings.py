@@ -45,7 +45,7 @@ def vote_findings(
     ):
         findings.append((Reason.IDENTICAL_ANSWERS, "both sides gave the same text"))
     day_start = vote.created_at.replace(hour=0, minute=0, second=0, microsecond=0)
-    tallies = vote_tallies(vote=vote, rater=rater, since=day_start)
+    tallies = vote_tallies(vote=vote, since=day_start)  # the vote's rater is ``rater``
     earlier = tallies.on_prompt
     if earlier >= conf["PROMPT_BATTLE_CAP"]:
         findings.append(

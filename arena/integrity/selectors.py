@@ -7,10 +7,11 @@ the leaderboard all count by it, so a number an admin reads is the number that d
 from __future__ import annotations
 
 from collections.abc import Iterable
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import NamedTuple
 
 from django.conf import settings
+from django.db import connection
 from django.db.models import Case, Count, Exists, F, OuterRef, Q, QuerySet, Subquery, When
 from django.db.models.functions import Coalesce
 
@@ -109,8 +110,8 @@ class VoteTallies(NamedTuple):
 
     on_prompt: int  # counted votes on its prompt
     rater_on_prompt: int  # of those, the rater's
-    rater_since: int  # the rater's counted votes since the day began
-    gold: Agreement  # the rater's gold agreement, this vote included
+    rater_since: int  # the rater's counted votes since a time
+    gold: Agreement  # the rater's gold agreement (``rater_gold_agreement``), this vote included
 
 
 def _count(votes: QuerySet[Vote], by: str) -> Coalesce:
@@ -119,26 +120,72 @@ def _count(votes: QuerySet[Vote], by: str) -> Coalesce:
     return Coalesce(Subquery(counted), 0)
 
 
-def vote_tallies(*, vote: Vote, rater: User, since: datetime) -> VoteTallies:
-    """In one statement, the counts a vote just written is judged by: counted votes other than
-    it on its prompt, the rater's among them, the rater's since ``since``, and the rater's gold
-    agreement (``rater_gold_agreement``). Each count is its own subquery over the same
-    definitions (``counted_votes``, ``_gold_votes``)."""
-    others = counted_votes().exclude(pk=vote.pk)
-    on_prompt = others.filter(prompt_hash=vote.prompt_hash)
-    answered, agreed = _gold_votes(Vote.objects.filter(rater=rater))
-    row = (
-        User.objects.filter(pk=rater.pk)
+_TALLIES = ("on_prompt", "rater_on_prompt", "rater_since", "gold_answered", "gold_agreed")
+
+
+def _tallies_query(*, vote_pk: int, since: datetime) -> QuerySet[Vote]:
+    """The vote's row with each count a subquery over the same definitions as everywhere
+    (``counted_votes``, ``_gold_votes``), tied to the row by its prompt and rater."""
+    others = counted_votes().exclude(pk=OuterRef("pk"))
+    on_prompt = others.filter(prompt_hash=OuterRef("prompt_hash"))
+    mine = others.filter(rater=OuterRef("rater"))
+    answered, agreed = _gold_votes(Vote.objects.filter(rater=OuterRef("rater")))
+    return (
+        Vote.objects.filter(pk=vote_pk)
         .annotate(
             on_prompt=_count(on_prompt, "prompt_hash"),
-            rater_on_prompt=_count(on_prompt.filter(rater=rater), "rater"),
-            rater_since=_count(others.filter(rater=rater, created_at__gte=since), "rater"),
+            rater_on_prompt=_count(on_prompt.filter(rater=OuterRef("rater")), "rater"),
+            rater_since=_count(mine.filter(created_at__gte=since), "rater"),
             gold_answered=_count(answered, "rater"),
             gold_agreed=_count(agreed, "rater"),
         )
-        .values("on_prompt", "rater_on_prompt", "rater_since", "gold_answered", "gold_agreed")
-        .get()
+        .values(*_TALLIES)
     )
+
+
+# Building and compiling that statement costs several times the CPU of running it, and only
+# its two values change from vote to vote: it is compiled once per process and database (two
+# builds with different values say which of its parameters are the vote's and the time's) and
+# each vote binds its own. A test checks it against each definition counted on its own.
+_compiled: dict[str, tuple[str, tuple, dict[int, str]]] = {}
+_MARKS = (
+    (-1, datetime(2001, 1, 1, tzinfo=UTC)),
+    (-2, datetime(2002, 2, 2, tzinfo=UTC)),
+)
+
+
+def _tallies_statement() -> tuple[str, tuple, dict[int, str]]:
+    key = f"{connection.alias}:{connection.vendor}"
+    if key not in _compiled:
+        (sql, params), (other_sql, other) = (
+            _tallies_query(vote_pk=pk, since=since).query.sql_with_params() for pk, since in _MARKS
+        )
+        slots = {
+            i: ("pk" if value == _MARKS[0][0] else "since")
+            for i, (value, changed) in enumerate(zip(params, other, strict=True))
+            if value != changed
+        }
+        if sql != other_sql or sorted(slots.values()) != ["pk", "since"]:
+            raise RuntimeError(f"the tallies' statement did not compile to one shape: {sql}")
+        _compiled[key] = sql, tuple(params), slots
+    return _compiled[key]
+
+
+def vote_tallies(*, vote: Vote, since: datetime) -> VoteTallies:
+    """In one statement, the counts a vote just written (with its prompt_hash and rater) is
+    judged by: the counted votes other than it on its prompt, the rater's among them, the
+    rater's since ``since``, and the rater's gold agreement."""
+    sql, params, slots = _tallies_statement()
+    values = {
+        "pk": vote.pk,
+        # As the lookup itself would send it (an aware datetime, or SQLite's text).
+        "since": Vote._meta.get_field("created_at").get_db_prep_value(since, connection),
+    }
+    bound = [values[slots[i]] if i in slots else p for i, p in enumerate(params)]
+    with connection.cursor() as cursor:
+        cursor.execute(sql, bound)
+        names = [c[0] for c in cursor.description]
+        row = dict(zip(names, cursor.fetchone(), strict=True))
     return VoteTallies(
         on_prompt=row["on_prompt"],
         rater_on_prompt=row["rater_on_prompt"],
