@@ -234,16 +234,21 @@ class Schedule:
                 log.warning("reading the answer streams works again")
             self._read_failing = False
         due = self._due
-        for entry in entries:
-            ws = readers[entry.key]
+        # A read gives each stream's entries together, in order.
+        for key, group in itertools.groupby(entries, key=lambda entry: entry.key):
+            ws = readers[key]
             if len(ws) == 1:  # the usual case: the read was from this watch's own cursor
-                watch_take(ws[0], entry)
+                watch_take(ws[0], list(group))
                 due[ws[0]] = None
                 continue
+            got = list(group)
             for watch in ws:
-                cursor = watch.cursors.get(entry.key)
-                if cursor is not None and entry_order(entry.id) > entry_order(cursor):
-                    watch_take(watch, entry)
+                cursor = watch.cursors.get(key)
+                if cursor is None:
+                    continue
+                after = [e for e in got if entry_order(e.id) > entry_order(cursor)]
+                if after:
+                    watch_take(watch, after)
                     due[watch] = None
         for watch in list(due):
             try:
@@ -320,17 +325,27 @@ class Schedule:
             watch.viewer.turn_overdue(watch)
 
 
-def watch_take(watch: Watch, entry: Entry) -> None:
-    """One stream entry into the watch's pacer."""
+def watch_take(watch: Watch, entries: list[Entry]) -> None:
+    """One stream's entries of a read into the watch's pacer: their text fed at once (one
+    name check for what came since the last frame, not one per entry), then the stream's
+    end if it came."""
     watch.busy = True
-    side = watch.sides[entry.key]
-    if entry.done:
-        del watch.cursors[entry.key]
-        watch.pacer.finish(side)
-        watch.failed |= entry.done != "ok"
-    else:
-        watch.cursors[entry.key] = entry.id
-        watch.pacer.feed(side, entry.text)
+    key = entries[0].key
+    side = watch.sides[key]
+    texts: list[str] = []
+    for entry in entries:
+        if entry.done:
+            if texts:
+                watch.pacer.feed(side, "".join(texts))
+                texts = []
+            watch.cursors.pop(key, None)
+            watch.pacer.finish(side)
+            watch.failed |= entry.done != "ok"
+            return  # a stream's last entry
+        texts.append(entry.text)
+        watch.cursors[key] = entry.id
+    if texts:
+        watch.pacer.feed(side, "".join(texts))
 
 
 def schedule() -> Schedule:
