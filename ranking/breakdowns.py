@@ -21,6 +21,7 @@ TAG_NAMES = {
     "hard": "hard prompts",
     "long_query": "longer query",
     "multi_turn": "multi-turn",
+    "vision": "vision (with images)",
 }
 # Languages Django has no plain entry for (it names Chinese by script only).
 _LANGUAGE_NAMES = {"zh": "Chinese"}

@@ -1,6 +1,5 @@
 """What several test modules share: named users and models, battles ready for a vote, the wait
 for answers, websocket steps, a mock model server, real child processes, and domain asserts.
-
 Fixtures live in conftest.py; everything here is a plain function or constant, imported by the
 tests that use it (no test module imports another).
 """
@@ -59,8 +58,9 @@ def make_user(email: str, *, verified: bool = True, terms: bool = True, **extra)
     return user
 
 
-def make_model(name: str, model_id: str, *, organisation: str = "", vendor: str = "", **mock):
+def make_model(name: str, model_id: str, *, organisation="", vendor="", takes_images=False, **mock):
     return ModelEntry.objects.create(
+        takes_images=takes_images,
         public_name=name,
         organisation=organisation,
         vendor=vendor,

@@ -24,6 +24,7 @@ def logged_vote(
     category: str = "",
     language: str = "",
     decision_ms: int = 9000,
+    images: list[dict] | None = None,
 ) -> Vote:
     """A voted battle written straight to the tables (prompt, a turn per text, the vote), as
     the demo's simulated votes are: no generation, and no tagging job sent."""
@@ -38,6 +39,7 @@ def logged_vote(
         model_b=models[1],
         params=shared_params(),
         status=Battle.Status.VOTED,
+        images=images or [],
     )
     for index, text in enumerate(texts):
         Turn.objects.create(battle=battle, index=index, text=text, shown_at=timezone.now())

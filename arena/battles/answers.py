@@ -10,7 +10,7 @@ from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
-from arena.backends.base import ChatRequest, Message
+from arena.backends.base import ChatRequest, Image, Message
 from arena.backends.registry import UnknownBackend, backend_for
 from arena.battles.ending import battle_void
 from arena.battles.gold import replay_backend
@@ -22,6 +22,7 @@ from arena.generation import worker
 from arena.generation.runner import StreamResult
 from arena.generation.streams import answer_streams, stream_key
 from arena.generation.worker import GenerationJob
+from arena.images.selectors import image_bytes
 
 # The task that streams a turn's answers (arena.battles.tasks), sent by name: the tasks import
 # this module. The name predates the battles package; queued tasks refer to it.
@@ -64,9 +65,18 @@ def answer_conversation(answer: Answer) -> ChatRequest:
     earlier = Answer.objects.filter(
         turn__battle=battle, turn__index__lt=turn.index, side=answer.side
     ).select_related("turn")
+    # The images attached to the first turn stay with it in every later turn's dialogue.
+    images = tuple(
+        Image(i["type"], image_bytes(sha256=i["sha256"], content_type=i["type"]), i["sha256"])
+        for i in battle.images
+    )
     for prev in earlier.order_by("turn__index") if turn.index else ():
-        messages += [Message("user", prev.turn.text), Message("assistant", prev.text)]
-    messages.append(Message("user", turn.text))
+        first = prev.turn.index == 0
+        messages += [
+            Message("user", prev.turn.text, images if first else ()),
+            Message("assistant", prev.text),
+        ]
+    messages.append(Message("user", turn.text, images if turn.index == 0 else ()))
     return ChatRequest(
         model_id=answer.model.model_id, messages=tuple(messages), params=battle.params
     )

@@ -19,6 +19,7 @@ from channels.db import database_sync_to_async
 from channels.generic.websocket import AsyncWebsocketConsumer
 from django.conf import settings
 from django.db import DatabaseError
+from django.urls import reverse
 from redis import RedisError
 
 from accounts import ratelimits
@@ -143,7 +144,10 @@ class BattleConsumer(AsyncWebsocketConsumer):
         # call of this process queues for: a start locks only its own rater's row, so a
         # crowd's starts run side by side, each thread on its own connection.
         started = await database_sync_to_async(_battle_begin, thread_sensitive=False)(
-            rater=self.user, text=message.get("prompt"), prompt_id=prompt_id
+            rater=self.user,
+            text=message.get("prompt"),
+            prompt_id=prompt_id,
+            images=message.get("images"),
         )
         battle, turn, self.terms = started.battle, started.turn, started.terms
         self.battle_id = battle.pk
@@ -180,6 +184,8 @@ class BattleConsumer(AsyncWebsocketConsumer):
                 "resumed": True,
                 "earlier": earlier,
                 "text": text,
+                # The same for both sides, and the rater's own: nothing of either model.
+                "images": [reverse("image", args=[i["sha256"]]) for i in battle.images],
             }
         )
         self._watch(turn)
@@ -324,8 +330,10 @@ class BattleConsumer(AsyncWebsocketConsumer):
 # thread and one connection.
 
 
-def _battle_begin(*, rater: User, text: object, prompt_id: int | None) -> services.Started:
-    return services.battle_begin(rater=rater, text=text, prompt_id=prompt_id)
+def _battle_begin(
+    *, rater: User, text: object, prompt_id: int | None, images: object = None
+) -> services.Started:
+    return services.battle_begin(rater=rater, text=text, prompt_id=prompt_id, images=images)
 
 
 def _battle_rejoin(

@@ -16,6 +16,7 @@ its contents always match its key.
 from __future__ import annotations
 
 import logging
+import random
 import threading
 from dataclasses import dataclass
 from typing import ClassVar
@@ -26,8 +27,10 @@ from django.conf import settings
 from arena.backends.registry import installed_kinds
 from arena.catalog.models import ModelEntry
 from arena.catalog.selectors import models_stamp
+from arena.core.errors import ServiceError
 from arena.integrity.selectors import identity_terms
 from ranking.exposure import models_draw
+from ranking.sampling import draw_pair
 from ranking.snapshots import sampling_state, snapshot_latest_key
 
 log = logging.getLogger(__name__)
@@ -112,8 +115,9 @@ def _catalog_build() -> Catalog:
     )
 
 
-def draw_for(*, stamps: Stamps, params: dict) -> Draw:
-    """What a start draws its pair from, under these stamps and shared parameters."""
+def draw_for(*, stamps: Stamps, params: dict, vision: bool = False) -> Draw:
+    """What a start draws its pair from, under these stamps and shared parameters; with
+    ``vision``, from the models that read images alone."""
     catalog = catalog_for(stamp=stamps.models)
     conf = settings.SAMPLING
     key = (
@@ -122,17 +126,20 @@ def draw_for(*, stamps: Stamps, params: dict) -> Draw:
         tuple(sorted(params.items())),
         tuple(sorted(conf.items())),
         tuple(m.pk for m in catalog.models),
+        vision,
     )
     draw = _draws.get(key)
     if draw is None:
-        draw = _draw_build(catalog=catalog, snapshot=stamps.snapshot, params=params)
+        draw = _draw_build(catalog=catalog, snapshot=stamps.snapshot, params=params, vision=vision)
         _put(_draws, key, draw)
     return draw
 
 
-def _draw_build(*, catalog: Catalog, snapshot: str | None, params: dict) -> Draw:
+def _draw_build(*, catalog: Catalog, snapshot: str | None, params: dict, vision: bool) -> Draw:
     models = []
     for model in catalog.models:
+        if vision and not model.takes_images:
+            continue
         # Logged once per change of the catalog, not once per start.
         if missing := model.params_unsupported(params):
             log.warning("%s sits out battles: it does not accept %s", model, ", ".join(missing))
@@ -145,3 +152,42 @@ def _draw_build(*, catalog: Catalog, snapshot: str | None, params: dict) -> Draw
     )
     probs.setflags(write=False)  # shared by every start of this process
     return Draw(models=tuple(models), probs=probs)
+
+
+def shared_params() -> dict:
+    """The one parameter set both sides of every battle receive."""
+    return dict(settings.ARENA["DEFAULT_PARAMS"])
+
+
+def battle_pick_models(
+    *,
+    params: dict | None = None,
+    rng: random.Random | None = None,
+    stamps: Stamps | None = None,
+    vision: bool = False,
+) -> tuple[ModelEntry, ModelEntry, float]:
+    """Two active models of different underlying ids, both able to take ``params``, on random
+    sides, drawn by active sampling; returns them and the probability of that pair.
+
+    Models that cannot take a shared parameter sit battles out (logged for admins) rather than
+    meeting a rival under other settings; the rater is never told which model that was.
+    ``stamps``: the catalog's and the snapshot's, as the caller read them (read here without).
+    ``vision``: the battle carries images, so only models that read them may meet.
+    """
+    rng = rng or random.SystemRandom()
+    params = shared_params() if params is None else params
+    draw = draw_for(stamps=stamps or Stamps.read(), params=params, vision=vision)
+    if not draw.models and vision:
+        raise ServiceError(
+            "no_vision_models",
+            "Fewer than two models that read images are available right now. Remove the "
+            "images, or try again later.",
+        )
+    if not draw.models:
+        raise ServiceError(
+            "no_models", "Fewer than two models are available right now. Try again later."
+        )
+    i, j, p = draw_pair(draw.probs, np.random.default_rng(rng.getrandbits(64)))
+    pair = [draw.models[i], draw.models[j]]
+    rng.shuffle(pair)
+    return pair[0], pair[1], p

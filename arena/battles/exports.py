@@ -182,6 +182,8 @@ def jsonl_record(vote: Vote) -> dict:
         "side_b": vote.side_b,
         "sampling_probability": vote.sampling_probability,
         "simulated": vote.simulated,
+        # Each image's hash, type and size: never its bytes (arena/images keeps those).
+        "images": vote.images,
         "tags": (newest_tags(vote) or (None,))[0],
         "conversation_a": conversation(turns, "a"),
         "conversation_b": conversation(turns, "b"),

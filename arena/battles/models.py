@@ -76,6 +76,12 @@ class Battle(models.Model):
         related_name="served",
         help_text="Set when this battle replays a gold item whose right answer is known",
     )
+    images = models.JSONField(
+        default=list,
+        blank=True,
+        help_text="The images attached to the first turn, in order: each one's sha256, type "
+        "and size (arena/images)",
+    )
     created_at = models.DateTimeField(auto_now_add=True, db_index=True)
 
     class Meta:
@@ -224,6 +230,11 @@ class Vote(AppendOnlyModel):
         db_index=True,
         help_text="Made up by the demo to fill the leaderboard; never counted unless asked for",
     )
+    images = models.JSONField(
+        default=list,
+        blank=True,
+        help_text="The battle's images: each one's sha256, type and size, never its bytes",
+    )
 
     rows = "Votes"
 
@@ -291,5 +302,6 @@ class Vote(AppendOnlyModel):
             "side_a": side_a,
             "side_b": side_b,
             "sampling_probability": battle.sampling_probability,
+            "images": battle.images,
             **extra,
         }

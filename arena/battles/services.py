@@ -8,7 +8,6 @@ import uuid
 from dataclasses import dataclass
 from datetime import datetime
 
-import numpy as np
 from django.conf import settings
 from django.db import IntegrityError, transaction
 from django.db.models import Exists, F, OuterRef, QuerySet
@@ -18,56 +17,24 @@ from accounts.models import User
 from accounts.selectors import email_verified_exists
 from arena.battles import gold
 from arena.battles.answers import answers_send
-from arena.battles.draw_cache import Stamps, catalog_for, draw_for
+from arena.battles.draw_cache import Stamps, battle_pick_models, catalog_for, shared_params
 from arena.battles.ending import battle_streams_end, battle_void
 from arena.battles.models import Answer, Battle, Prompt, Turn, Vote
 from arena.battles.prompts import prompt_clean_text, prompt_for_text
 from arena.battles.selectors import TurnSides
 from arena.battles.sweep import answers_resume
-from arena.catalog.models import ModelEntry
 from arena.catalog.services import params_check
 from arena.core.errors import ServiceError
 from arena.core.text import estimate_tokens, style_counts
+from arena.images.selectors import images_for_turn
 from arena.integrity.checks import asks_identity, has_finding
 from arena.integrity.models import VoteFlag
 from arena.integrity.services import vote_flags_record
 from arena.tagging.services import votes_tag_later
-from ranking.sampling import draw_pair
 
 log = logging.getLogger(__name__)
 
 NOT_SENT = " Nothing was sent."
-
-
-def shared_params() -> dict:
-    """The one parameter set both sides of every battle receive."""
-    return dict(settings.ARENA["DEFAULT_PARAMS"])
-
-
-def battle_pick_models(
-    *,
-    params: dict | None = None,
-    rng: random.Random | None = None,
-    stamps: Stamps | None = None,
-) -> tuple[ModelEntry, ModelEntry, float]:
-    """Two active models of different underlying ids, both able to take ``params``, on random
-    sides, drawn by active sampling; returns them and the probability of that pair.
-
-    Models that cannot take a shared parameter sit battles out (logged for admins) rather than
-    meeting a rival under other settings; the rater is never told which model that was.
-    ``stamps``: the catalog's and the snapshot's, as the caller read them (read here without).
-    """
-    rng = rng or random.SystemRandom()
-    params = shared_params() if params is None else params
-    draw = draw_for(stamps=stamps or Stamps.read(), params=params)
-    if not draw.models:
-        raise ServiceError(
-            "no_models", "Fewer than two models are available right now. Try again later."
-        )
-    i, j, p = draw_pair(draw.probs, np.random.default_rng(rng.getrandbits(64)))
-    pair = [draw.models[i], draw.models[j]]
-    rng.shuffle(pair)
-    return pair[0], pair[1], p
 
 
 def _create_turn(*, battle: Battle, index: int, text: str) -> tuple[Turn, TurnSides]:
@@ -106,10 +73,11 @@ def battle_start(
     prompt_id: int | None = None,
     battle_id: uuid.UUID | None = None,
     rng: random.Random | None = None,
+    images: object = None,
 ) -> Battle:
     """Start a battle (``battle_begin``): the battle."""
     started = battle_begin(
-        rater=rater, text=text, prompt_id=prompt_id, battle_id=battle_id, rng=rng
+        rater=rater, text=text, prompt_id=prompt_id, battle_id=battle_id, rng=rng, images=images
     )
     return started.battle
 
@@ -122,6 +90,7 @@ def battle_begin(
     prompt_id: int | None = None,
     battle_id: uuid.UUID | None = None,
     rng: random.Random | None = None,
+    images: object = None,
 ) -> Started:
     """Start a battle: the rater's row locked, with all its checks; two reads (the stamps and
     whether a battle is to be abandoned; the prompt); the writes. What changes only on admin
@@ -134,14 +103,19 @@ def battle_begin(
     text = prompt_clean_text(text, refused=NOT_SENT)
     prompt = prompt_for_text(text=text, prompt_id=prompt_id)
     params = shared_params()
-    item = gold.gold_claim(rater=rater, prompt=prompt)
+    # The rater's own images, checked before anything is written; an image battle is never a
+    # gold battle (gold items are text) and meets only models that read images.
+    attached = images_for_turn(user=rater, hashes=images)
+    item = None if attached else gold.gold_claim(rater=rater, prompt=prompt)
     if item is not None:
         # A gold battle replays a known pair of answers; the rater cannot tell it apart.
         model_a, model_b, probability = item.source.model_a, item.source.model_b, None
         if (rng or random.SystemRandom()).random() < 0.5:
             model_a, model_b = model_b, model_a
     else:
-        model_a, model_b, probability = battle_pick_models(params=params, rng=rng, stamps=stamps)
+        model_a, model_b, probability = battle_pick_models(
+            params=params, rng=rng, stamps=stamps, vision=bool(attached)
+        )
         params_check(models=[model_a, model_b], params=params)
     # Noted as the row is written, not by a second write (battle_flag).
     flags = (
@@ -158,6 +132,9 @@ def battle_begin(
         sampling_probability=probability,
         gold=item,
         integrity_flags=flags,
+        images=[
+            {"sha256": i.sha256, "type": i.content_type, "size": i.size_bytes} for i in attached
+        ],
     )
     Prompt.objects.filter(pk=prompt.pk).update(usage_count=F("usage_count") + 1)
     if unwatched:

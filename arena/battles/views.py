@@ -32,6 +32,8 @@ def arena_page(request: HttpRequest) -> HttpResponse:
         "arena/arena.html",
         {
             "max_chars": settings.ARENA["PROMPT_MAX_CHARS"],
+            "image_max_bytes": settings.IMAGES["MAX_BYTES"],
+            "image_max_count": settings.IMAGES["MAX_COUNT"],
             "blocked": blocked,
             "terms": settings.TERMS["TEXT"] if pending else "",
             "terms_version": version,

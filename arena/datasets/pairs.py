@@ -65,6 +65,7 @@ def pair_row(vote: Vote, *, tags: Iterable[str] = ()) -> dict:
         "simulated": vote.simulated,
         "sampling_probability": vote.sampling_probability,
         "voted_at": vote.created_at.isoformat(),
+        "images": vote.images,  # hashes, types and sizes; never the bytes
     }
     if vote.choice in (Vote.Choice.A, Vote.Choice.B):
         won, lost = ("a", "b") if vote.choice == Vote.Choice.A else ("b", "a")

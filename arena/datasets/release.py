@@ -80,6 +80,8 @@ def dataset_row(vote: Vote, *, salt: str, tags: frozenset[str], removed: Removed
         "sampling_probability": vote.sampling_probability,
         "side_a": _side(vote.side_a),
         "side_b": _side(vote.side_b),
+        # Hashes, types and sizes only: the images themselves are the raters' to share.
+        "images": vote.images,
     }
 
 

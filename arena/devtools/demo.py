@@ -29,21 +29,24 @@ from arena.evals.models import BattleVerdict, EvalRun
 PROMPTS_FILE = Path(__file__).parent / "data" / "demo_prompts.jsonl"
 
 
-def _mock(ttft_ms: int, tokens_per_s: int, answer_tokens: int, style: str) -> dict:
+def _mock(
+    ttft_ms: int, tokens_per_s: int, answer_tokens: int, style: str, *, vision: bool = False
+) -> dict:
     return {
         "ttft_ms": ttft_ms,
         "tokens_per_s": tokens_per_s,
         "answer_tokens": answer_tokens,
         "style": style,
+        **({"vision": True} if vision else {}),
     }
 
 
 DEMO_MODELS = [
     # public name, organisation, model id, mock settings
-    ("Swift Falcon", "Demo Labs", "mock-falcon-1", _mock(150, 90, 90, "plain")),
-    ("Deep Owl", "Demo Labs", "mock-owl-2", _mock(900, 20, 150, "markdown")),
+    ("Swift Falcon", "Demo Labs", "mock-falcon-1", _mock(150, 90, 90, "plain", vision=True)),
+    ("Deep Owl", "Demo Labs", "mock-owl-2", _mock(900, 20, 150, "markdown", vision=True)),
     ("Brief Wren", "Example AI", "mock-wren-1", _mock(300, 45, 40, "terse")),
-    ("List Heron", "Example AI", "mock-heron-3", _mock(500, 35, 120, "lists")),
+    ("List Heron", "Example AI", "mock-heron-3", _mock(500, 35, 120, "lists", vision=True)),
     ("Steady Otter", "Open Mock Collective", "mock-otter-7b", _mock(400, 28, 100, "plain")),
 ]
 
@@ -157,6 +160,8 @@ def demo_seed(*, mock_replicas: list[str] | None = None) -> DemoSeed:
             backend=backend,
             backend_settings=settings,
             supported_params=standard_params(),
+            # Three of the five read images (their mock's vision), so image battles can be had.
+            takes_images=bool(mock.get("vision")),
             **DEMO_VARIANTS.get(name, {}),
         )
     # Compare mode's default judge: a mock that scores deterministically. Not active, so it is

@@ -13,9 +13,9 @@ from arena.images.services import storage_name
 NOT_FOUND = "There is no such image."
 
 
-def image_bytes(*, image: PromptImage) -> bytes:
-    name = storage_name(sha256=image.sha256, content_type=image.content_type)
-    with storages["images"].open(name, "rb") as f:
+def image_bytes(*, sha256: str, content_type: str) -> bytes:
+    """The kept bytes of an image (what a battle's rows name it by: its hash and type)."""
+    with storages["images"].open(storage_name(sha256=sha256, content_type=content_type)) as f:
         return f.read()
 
 

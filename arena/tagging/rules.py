@@ -1,6 +1,7 @@
 """The tags rules can give exactly, pure: no database, no model, tens of microseconds a prompt.
 
 * ``multi_turn``: the battle had more than one turn.
+* ``vision``: the battle's first turn carried images (arena/images).
 * ``long_query``: the rater's turns together hold at least ``LONG_QUERY_TOKENS`` tokens,
   counted as ``query_tokens`` says (no tokenizer ships without downloading its tables).
 * ``code``: a fenced block, code-like text (a line of a program, a shell prompt, markup), or a
@@ -250,15 +251,17 @@ def is_math(text: str, *, lower: str | None = None, words: list[str] | None = No
     return any(w in text for w in _WIDE_MATH)
 
 
-def rule_tags(turns: Sequence[str], *, category: str = "") -> set[str]:
-    """The tags the rules give a conversation, from the rater's turns in order; a curated
-    prompt's ``category`` is a tag of its own."""
+def rule_tags(turns: Sequence[str], *, category: str = "", images: int = 0) -> set[str]:
+    """The tags the rules give a conversation, from the rater's turns in order and the number
+    of images it carried; a curated prompt's ``category`` is a tag of its own."""
     text = "\n".join(turns)
     lower = text.lower()
     words = _words(lower)
     tags = {category} if category else set()
     if len(turns) > 1:
         tags.add("multi_turn")
+    if images:
+        tags.add("vision")
     if query_tokens(text) >= LONG_QUERY_TOKENS:
         tags.add("long_query")
     if is_code(text, lower=lower, words=words):

@@ -16,6 +16,7 @@ TAGS = (
     "hard",
     "long_query",
     "multi_turn",
+    "vision",
 )
 
 # The seven hard-prompt criteria of Arena-Hard and FastChat's logs (criteria_v0.1): a prompt

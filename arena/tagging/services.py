@@ -109,6 +109,7 @@ class _Vote:
     prompt_hash: str
     category: str
     turns: list[str]
+    images: int
 
 
 def _read(vote_ids: list[int], version: int, labeller: str | None) -> tuple[list[_Vote], set]:
@@ -125,7 +126,7 @@ def _read(vote_ids: list[int], version: int, labeller: str | None) -> tuple[list
         Vote.objects.filter(pk__in=vote_ids)
         .exclude(pk__in=skip)
         .order_by("pk")
-        .values_list("pk", "battle_id", "prompt_hash", "prompt_category")
+        .values_list("pk", "battle_id", "prompt_hash", "prompt_category", "images")
     )
     turns: dict[object, list[str]] = {}
     for battle_id, text in (
@@ -134,7 +135,10 @@ def _read(vote_ids: list[int], version: int, labeller: str | None) -> tuple[list
         .values_list("battle_id", "text")
     ):
         turns.setdefault(battle_id, []).append(text)
-    votes = [_Vote(pk, h, category, turns.get(battle, [])) for pk, battle, h, category in rows]
+    votes = [
+        _Vote(pk, h, category, turns.get(battle, []), len(images or ()))
+        for pk, battle, h, category, images in rows
+    ]
     return votes, set(have) - skip
 
 
@@ -249,7 +253,7 @@ async def votes_tag(
         labels.update(await _label_all(labeller, asks, tally))
     rows, charged = [], set()
     for vote in votes:
-        tags = rule_tags(vote.turns, category=vote.category)
+        tags = rule_tags(vote.turns, category=vote.category, images=vote.images)
         label = labels.get(vote.prompt_hash)
         if label is not None and label.tags is not None:
             tags |= label.tags

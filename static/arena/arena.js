@@ -37,6 +37,16 @@
   // that would only be refused is offered.
   var blocked = root.dataset.blocked === "true";
   var noticeCause = ""; // what the notice is about: "prompt" ones go once the box is edited
+  // Images for the first message: uploaded as they are picked, pasted or dropped (the server
+  // keeps a clean copy under its hash), then sent by hash with the start.
+  var attachList = document.getElementById("attachments");
+  var shownImages = document.getElementById("shown-images");
+  var attachLabel = document.getElementById("attach");
+  var imageInput = document.getElementById("image-input");
+  var maxImageBytes = parseInt(root.dataset.imageMaxBytes, 10);
+  var maxImages = parseInt(root.dataset.imageMaxCount, 10);
+  var attached = []; // [{sha256, url, li}], in the order picked; sha256 null while uploading
+  var pendingImages = null; // what a start sent, until the server accepts it
 
   function setState(next) {
     state = next;
@@ -48,6 +58,7 @@
     randomBtn.disabled = blocked;
     stopBtn.hidden = next !== "generating";
     stopBtn.disabled = !battleId;
+    attachLabel.hidden = !mayAttach();
     // A void battle has no vote to speak of: its "will not count" notice would contradict.
     if (next === "void" || next === "idle") integrity.hidden = true;
     updateCounter();
@@ -60,7 +71,120 @@
     notice.hidden = !text;
   }
 
+  // Images ------------------------------------------------------------------------------
+
+  function mayAttach() {
+    return !blocked && (state === "idle" || state === "voted" || state === "void");
+  }
+
+  function megabytes(n) { return (n / 1000000).toFixed(1) + " MB"; }
+
+  function imageItem(url, alt) {
+    var li = document.createElement("li");
+    var img = document.createElement("img");
+    img.alt = alt;
+    if (url) img.src = url;
+    li.appendChild(img);
+    return li;
+  }
+
+  function renderAttached() {
+    attachList.hidden = attached.length === 0;
+    attached.forEach(function (item, i) {
+      item.li.querySelector("img").alt = "Image " + (i + 1) + " of " + attached.length +
+        (item.sha256 ? "" : " (uploading)");
+    });
+    updateCounter();
+  }
+
+  function unattach(item) {
+    attached = attached.filter(function (x) { return x !== item; });
+    if (item.li.parentNode) item.li.parentNode.removeChild(item.li);
+    renderAttached();
+  }
+
+  function upload(file) {
+    var item = { sha256: null, url: null, li: imageItem(null, "") };
+    item.li.className = "uploading";
+    var remove = document.createElement("button");
+    remove.type = "button";
+    remove.className = "remove";
+    remove.textContent = "×";
+    remove.setAttribute("aria-label", "Remove this image");
+    remove.addEventListener("click", function () { unattach(item); });
+    item.li.appendChild(remove);
+    attached.push(item);
+    attachList.appendChild(item.li);
+    renderAttached();
+    var body = new FormData();
+    body.append("image", file);
+    var token = form.querySelector("[name=csrfmiddlewaretoken]");
+    fetch(root.dataset.imageUrl, {
+      method: "POST", body: body, credentials: "same-origin",
+      headers: { "X-CSRFToken": token ? token.value : "" },
+    })
+      .then(function (r) {
+        return r.text().then(function (text) {
+          var answer = null;
+          try { answer = JSON.parse(text); } catch (e) { answer = { message: text }; }
+          return { ok: r.ok, body: answer };
+        });
+      })
+      .then(function (res) {
+        if (attached.indexOf(item) < 0) return; // removed while it uploaded
+        if (!res.ok) {
+          unattach(item);
+          showNotice((file.name ? file.name + ": " : "") +
+            (res.body.message || "That image could not be attached."), "error", "prompt");
+          return;
+        }
+        item.sha256 = res.body.sha256;
+        item.url = res.body.url;
+        item.li.querySelector("img").src = res.body.url;
+        item.li.className = "";
+        renderAttached();
+      })
+      .catch(function () {
+        unattach(item);
+        showNotice("The image could not be uploaded. Please try again.", "error", "prompt");
+      });
+  }
+
+  function attachFiles(files) {
+    var images = Array.prototype.filter.call(files || [], function (f) {
+      return /^image\//.test(f.type);
+    });
+    if (!images.length) return false;
+    if (!mayAttach()) {
+      showNotice("Images go with a battle's first message: start a new battle to attach one.",
+        "error", "prompt");
+      return true;
+    }
+    images.forEach(function (file) {
+      // The limits are refused where they are met, never cut to fit; the server checks again.
+      if (attached.length >= maxImages) {
+        showNotice("At most " + maxImages + " images may be attached to a prompt.", "error", "prompt");
+      } else if (file.size > maxImageBytes) {
+        showNotice((file.name || "That image") + " is " + megabytes(file.size) +
+          "; an image may be at most " + megabytes(maxImageBytes) + ".", "error", "prompt");
+      } else {
+        upload(file);
+      }
+    });
+    return true;
+  }
+
+  function showImages(urls) {
+    // The same images above both panes: what both models were sent.
+    shownImages.textContent = "";
+    (urls || []).forEach(function (url, i) {
+      shownImages.appendChild(imageItem(url, "Image " + (i + 1) + " sent to both models"));
+    });
+    shownImages.hidden = !(urls && urls.length);
+  }
+
   function clearPanes() {
+    showImages([]);
     queued = {};
     turns = [];
     integrity.hidden = true;
@@ -172,8 +296,10 @@
         stopBtn.disabled = false;
         if (msg.resumed && !turns.length) {
           rebuildTurns(msg);
+          showImages(msg.images);
           turn = turns[turns.length - 1];
         }
+        pendingImages = null;
         if (msg.resumed && turn) {
           // The server shows the last turn again from its start: the panes start over with it.
           turn.a = "";
@@ -248,8 +374,15 @@
           ["a", "b"].forEach(function (s) { panes[s].removeChild(panes[s].lastChild); });
           box.value = pendingText;
           pendingText = null;
-          updateCounter();
           setState(turns.length ? "ready" : "idle");
+          if (pendingImages) {
+            // A refused start keeps its images attached, to send again or remove.
+            attached = pendingImages;
+            attached.forEach(function (item) { attachList.appendChild(item.li); });
+            pendingImages = null;
+            showImages([]);
+            renderAttached();
+          }
         }
         break;
       default:
@@ -305,17 +438,30 @@
       return;
     }
     if (state === "generating") return;
+    if (attached.some(function (item) { return !item.sha256; })) {
+      showNotice("Wait until the images have uploaded.", "info", "prompt");
+      return;
+    }
     var payload;
+    var images = state === "ready" ? [] : attached;
     if (state === "ready") {
       payload = { action: "follow_up", text: text };
     } else {
+      payload = { action: "start", prompt: text };
+      if (drawnPrompt && drawnPrompt.text === text) payload.prompt_id = drawnPrompt.id;
+      if (images.length) payload.images = images.map(function (item) { return item.sha256; });
+    }
+    if (!send(payload)) return;
+    if (payload.action === "start") {
       clearPanes();
       battleId = null;
       offer.hidden = true;
-      payload = { action: "start", prompt: text };
-      if (drawnPrompt && drawnPrompt.text === text) payload.prompt_id = drawnPrompt.id;
+      pendingImages = images.length ? images : null;
+      attached = [];
+      attachList.textContent = "";
+      renderAttached();
+      showImages(images.map(function (item) { return item.url; }));
     }
-    if (!send(payload)) return;
     dismissMessages();
     addTurn(text);
     pendingText = text;
@@ -353,6 +499,26 @@
   }
 
   form.addEventListener("submit", function (e) { e.preventDefault(); submit(); });
+  imageInput.addEventListener("change", function () {
+    attachFiles(imageInput.files);
+    imageInput.value = ""; // the same file may be picked again after it is removed
+  });
+  box.addEventListener("paste", function (e) {
+    if (e.clipboardData && attachFiles(e.clipboardData.files)) e.preventDefault();
+  });
+  form.addEventListener("dragover", function (e) {
+    if (!e.dataTransfer || Array.prototype.indexOf.call(e.dataTransfer.types, "Files") < 0) return;
+    e.preventDefault();
+    form.classList.add("dropping");
+  });
+  form.addEventListener("dragleave", function () { form.classList.remove("dropping"); });
+  form.addEventListener("drop", function (e) {
+    form.classList.remove("dropping");
+    if (e.dataTransfer && e.dataTransfer.files.length) {
+      e.preventDefault();
+      attachFiles(e.dataTransfer.files);
+    }
+  });
   box.addEventListener("keydown", function (e) {
     if (e.key === "Enter" && !e.shiftKey) { e.preventDefault(); submit(); }
   });

@@ -125,3 +125,8 @@ def test_a_curated_category_is_a_tag_of_its_own_beside_the_rules():
         "code",
     }
     assert rule_tags(["Hello!"]) == set()
+
+
+def test_a_conversation_that_carried_images_is_vision():
+    assert "vision" in rule_tags(["What is in this picture?"], images=2)
+    assert "vision" not in rule_tags(["What is in this picture?"])

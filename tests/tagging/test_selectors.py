@@ -25,5 +25,5 @@ def test_the_newest_version_of_each_vote_wins_whatever_order_rows_were_written(m
 
 
 def test_the_known_tags_come_in_display_order():
-    assert TAGS[:2] == ("code", "math") and TAGS[-2:] == ("long_query", "multi_turn")
-    assert len(set(TAGS)) == 7
+    assert TAGS[:2] == ("code", "math") and TAGS[-3:] == ("long_query", "multi_turn", "vision")
+    assert len(set(TAGS)) == 8
