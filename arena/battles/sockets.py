@@ -28,11 +28,18 @@ def _key(user_id: int) -> str:
 
 
 class _Registry:
-    """This process's open sockets, and the task that renews them."""
+    """This process's open sockets, and the task that renews them.
+
+    Sockets that open together (a crowd arriving at once) are counted in together: one
+    transaction, one round trip, one Redis connection for all the adds asked for while the
+    last such transaction was in flight, rather than one each (each would take a connection
+    of its own, made for it when a crowd comes)."""
 
     def __init__(self) -> None:
         self.open: dict[str, int] = {}  # socket id -> user id
         self.renewer: asyncio.Task | None = None
+        self._adds: list[tuple[int, str, int, asyncio.Future]] = []
+        self._adder: asyncio.Task | None = None
 
     async def add(self, *, user_id: int, socket_id: str, cap: int) -> bool:
         if not settings.REDIS_URL:
@@ -40,20 +47,47 @@ class _Registry:
                 return False
             self.open[socket_id] = user_id
             return True
-        now = time.time()
-        pipe = loop_redis(settings.REDIS_URL).pipeline(transaction=True)
-        pipe.zremrangebyscore(_key(user_id), "-inf", now)
-        pipe.zadd(_key(user_id), {socket_id: now + LAPSE_S})
-        pipe.zcard(_key(user_id))
-        pipe.expire(_key(user_id), int(LAPSE_S))
-        _, _, count, _ = await pipe.execute()
-        if count > cap:
-            await loop_redis(settings.REDIS_URL).zrem(_key(user_id), socket_id)
+        loop = asyncio.get_running_loop()
+        allowed = loop.create_future()
+        self._adds.append((user_id, socket_id, cap, allowed))
+        if self._adder is None or self._adder.done():
+            self._adder = loop.create_task(self._add_all())
+        if not await allowed:
             return False
         self.open[socket_id] = user_id
         if self.renewer is None or self.renewer.done():
-            self.renewer = asyncio.get_running_loop().create_task(self._renew())
+            self.renewer = loop.create_task(self._renew())
         return True
+
+    async def _add_all(self) -> None:
+        """The adds asked for so far, in one transaction, in the order asked: each socket's
+        count is its rater's as of its own add, as when each was a transaction of its own."""
+        client = loop_redis(settings.REDIS_URL)
+        while self._adds:
+            batch, self._adds = self._adds, []
+            try:
+                now = time.time()
+                pipe = client.pipeline(transaction=True)
+                for user_id, socket_id, _, _ in batch:
+                    pipe.zremrangebyscore(_key(user_id), "-inf", now)
+                    pipe.zadd(_key(user_id), {socket_id: now + LAPSE_S})
+                    pipe.zcard(_key(user_id))
+                    pipe.expire(_key(user_id), int(LAPSE_S))
+                counts = (await pipe.execute())[2::4]
+                over = [a for a, count in zip(batch, counts, strict=True) if count > a[2]]
+                if over:
+                    pipe = client.pipeline(transaction=False)
+                    for user_id, socket_id, _, _ in over:
+                        pipe.zrem(_key(user_id), socket_id)
+                    await pipe.execute()
+            except Exception as exc:  # each add raises it, as its own transaction would have
+                for *_, allowed in batch:
+                    if not allowed.done():
+                        allowed.set_exception(exc)
+                continue
+            for (_, _, cap, allowed), count in zip(batch, counts, strict=True):
+                if not allowed.done():
+                    allowed.set_result(count <= cap)
 
     async def remove(self, socket_id: str) -> None:
         user_id = self.open.pop(socket_id, None)

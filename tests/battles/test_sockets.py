@@ -60,3 +60,29 @@ async def test_sockets_of_a_web_process_that_died_lapse(
     comm = await open_socket(ws_connect, alice)
     await assert_usable(comm)
     await comm.disconnect()
+
+
+async def test_sockets_opened_at_once_are_counted_in_together_and_the_cap_holds(
+    alice, bob, transactional_db
+):
+    """A crowd's sockets are counted in one transaction; each is still counted as of its own
+    add, so a rater opening many at once gets exactly the cap."""
+    import asyncio
+    import uuid
+
+    from arena.battles.sockets import _Registry
+
+    if not django_settings.REDIS_URL:
+        pytest.skip("the count spans web processes only with Redis (CI sets REDIS_URL)")
+    registry = _Registry()
+    ids = [uuid.uuid4().hex for _ in range(7)]
+    got = await asyncio.gather(
+        *(registry.add(user_id=alice.pk, socket_id=i, cap=3) for i in ids[:5]),
+        *(registry.add(user_id=bob.pk, socket_id=i, cap=3) for i in ids[5:]),
+    )
+    assert got == [True, True, True, False, False, True, True]
+    client = loop_redis(django_settings.REDIS_URL)
+    assert set(await client.zrange(_key(alice.pk), 0, -1)) == set(ids[:3])
+    for socket_id in ids:
+        await registry.remove(socket_id)
+    assert await client.zcard(_key(alice.pk)) == 0
