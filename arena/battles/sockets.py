@@ -33,13 +33,15 @@ class _Registry:
     Sockets that open together (a crowd arriving at once) are counted in together: one
     transaction, one round trip, one Redis connection for all the adds asked for while the
     last such transaction was in flight, rather than one each (each would take a connection
-    of its own, made for it when a crowd comes)."""
+    of its own, made for it when a crowd comes); and counted out together as they close."""
 
     def __init__(self) -> None:
         self.open: dict[str, int] = {}  # socket id -> user id
         self.renewer: asyncio.Task | None = None
         self._adds: list[tuple[int, str, int, asyncio.Future]] = []
         self._adder: asyncio.Task | None = None
+        self._removes: list[tuple[int, str, asyncio.Future]] = []
+        self._remover: asyncio.Task | None = None
 
     async def add(self, *, user_id: int, socket_id: str, cap: int) -> bool:
         if not settings.REDIS_URL:
@@ -91,8 +93,33 @@ class _Registry:
 
     async def remove(self, socket_id: str) -> None:
         user_id = self.open.pop(socket_id, None)
-        if user_id is not None and settings.REDIS_URL:
-            await loop_redis(settings.REDIS_URL).zrem(_key(user_id), socket_id)
+        if user_id is None or not settings.REDIS_URL:
+            return
+        loop = asyncio.get_running_loop()
+        removed = loop.create_future()
+        self._removes.append((user_id, socket_id, removed))
+        if self._remover is None or self._remover.done():
+            self._remover = loop.create_task(self._remove_all())
+        await removed
+
+    async def _remove_all(self) -> None:
+        """The removes asked for so far, in one round trip (a crowd's battles end together)."""
+        client = loop_redis(settings.REDIS_URL)
+        while self._removes:
+            batch, self._removes = self._removes, []
+            try:
+                pipe = client.pipeline(transaction=False)
+                for user_id, socket_id, _ in batch:
+                    pipe.zrem(_key(user_id), socket_id)
+                await pipe.execute()
+            except Exception as exc:
+                for *_, removed in batch:
+                    if not removed.done():
+                        removed.set_exception(exc)
+                continue
+            for *_, removed in batch:
+                if not removed.done():
+                    removed.set_result(None)
 
     async def _renew(self) -> None:
         while self.open:
