@@ -1,21 +1,30 @@
 """A battle's answers: what each model is asked, the claim before its stream and the one
 write after it (the generation engine runs the stream between them), and sending a turn's
-answers to the workers."""
+answers to the workers.
+
+Claim and finish are a worker's whole database work per answer, so their common path is a
+few plain statements, each its own transaction: a claim is one statement (its rows locked and
+the answer marked running together), a complete answer's finish two (its row written, then
+the battle told, in a statement that starts once that write is committed). Whatever is not
+the common path (an answer finished, running or failed already, a battle void, an answer that
+failed) takes the locked, ORM path that the common one stands for."""
 
 from __future__ import annotations
 
-from dataclasses import fields
+from dataclasses import dataclass, fields
+from datetime import datetime
 
 from django.conf import settings
-from django.db import transaction
+from django.db import connection, transaction
 from django.utils import timezone
 
-from arena.backends.base import ChatRequest, Image, Message
+from arena.backends.base import Backend, ChatRequest, Image, Message
 from arena.backends.registry import UnknownBackend, backend_for
 from arena.battles.ending import battle_void
 from arena.battles.gold import replay_backend
 from arena.battles.models import Answer, Battle, Turn
 from arena.catalog import costs
+from arena.catalog.models import ModelEntry
 from arena.core.jobs import job_send
 from arena.core.models import model_update
 from arena.generation import worker
@@ -82,6 +91,133 @@ def answer_conversation(answer: Answer) -> ChatRequest:
     )
 
 
+@dataclass(frozen=True)
+class Claimed:
+    """What a claim read, handed to its finish through the engine (GenerationJob.memo), so
+    that the finish reads none of it again."""
+
+    model: ModelEntry  # its pk and backend: all its cost needs
+    started_at: datetime | None
+    battle_id: object
+    turn_id: int
+    turn_index: int
+
+
+def _tables() -> dict[str, str]:
+    return {
+        "answer": Answer._meta.db_table,
+        "turn": Turn._meta.db_table,
+        "battle": Battle._meta.db_table,
+        "model": ModelEntry._meta.db_table,
+    }
+
+
+# The rows a claim reads, whole, in this order: what select_related("turn__battle", "model")
+# would give, so the question is asked by the one function that says what a model is asked.
+_CLAIM_ROWS = ((Answer, "a"), (Turn, "t"), (Battle, "b"), (ModelEntry, "m"))
+
+# One statement: the answer, its turn and its battle locked (as the locked path locks them, so
+# a void under way is waited for and seen), the answer marked running if it is pending and its
+# battle not void, and the rows as they were read coming back in the same round trip.
+_CLAIM_SQL = """
+WITH found AS (
+    SELECT {columns}
+    FROM {answer} a
+    JOIN {turn} t ON t.id = a.turn_id
+    JOIN {battle} b ON b.id = t.battle_id
+    JOIN {model} m ON m.id = a.model_id
+    WHERE a.id = %(answer_id)s
+    FOR UPDATE OF a, t, b
+), claimed AS (
+    UPDATE {answer} SET status = %(running)s, started_at = %(now)s
+    FROM found
+    WHERE {answer}.id = found.a_id AND found.a_status = %(pending)s
+    AND found.b_status <> %(void)s
+    RETURNING {answer}.id
+)
+SELECT EXISTS (SELECT 1 FROM claimed), found.* FROM found
+""".format(
+    columns=", ".join(
+        f"{alias}.{f.column} AS {alias}_{f.column}"
+        for model, alias in _CLAIM_ROWS
+        for f in model._meta.concrete_fields
+    ),
+    **_tables(),
+)
+
+
+def _instances(values: tuple) -> list:
+    """The claim's row as model instances, each field converted as a query would."""
+    out, at = [], 0
+    for model, _ in _CLAIM_ROWS:
+        concrete = model._meta.concrete_fields
+        row = [
+            f.from_db_value(v, None, connection) if hasattr(f, "from_db_value") else v
+            for f, v in zip(concrete, values[at : at + len(concrete)], strict=True)
+        ]
+        out.append(model.from_db(connection.alias, [f.attname for f in concrete], row))
+        at += len(concrete)
+    return out
+
+
+def answer_claim(*, answer_id: int) -> GenerationJob | None:
+    """Mark an answer running and say what to generate; None when it is already finished.
+
+    A task redelivered after a worker died finds its answer still running: it cannot resume a
+    stream the rater has half seen, so the answer fails visibly instead of being re-run. One
+    sent twice (the sweep's hand-on of a task lost with Redis) finds its answer running with a
+    live heartbeat: another worker has it, and this one leaves it be.
+    """
+    now = timezone.now()
+    with connection.cursor() as cursor:
+        cursor.execute(
+            _CLAIM_SQL,
+            {
+                "answer_id": answer_id,
+                "now": now,
+                "running": Answer.Status.RUNNING,
+                "pending": Answer.Status.PENDING,
+                "void": Battle.Status.VOID,
+            },
+        )
+        row = cursor.fetchone()
+    if row is None:
+        return None
+    if not row[0]:
+        return _claim_locked(answer_id=answer_id)
+    answer, turn, battle, model = _instances(row[1:])
+    turn.battle, answer.turn, answer.model = battle, turn, model
+    answer.status, answer.started_at = Answer.Status.RUNNING, now
+    try:
+        backend = replay_backend(answer=answer) or backend_for(
+            model.backend, model.backend_settings
+        )
+    except UnknownBackend as exc:
+        with transaction.atomic():
+            return _fail(
+                answer, kind="bad_request", message=str(exc), void_reason="backend unavailable"
+            )
+    return _job(answer, backend)
+
+
+def _job(answer: Answer, backend: Backend) -> GenerationJob:
+    conf = settings.ARENA
+    return GenerationJob(
+        key=_key(answer),
+        backend=backend,
+        request=answer_conversation(answer),
+        timeout_s=conf["TURN_DEADLINE_S"],
+        max_chars=conf["ANSWER_MAX_CHARS"],
+        memo=Claimed(
+            model=answer.model,
+            started_at=answer.started_at,
+            battle_id=answer.turn.battle_id,
+            turn_id=answer.turn_id,
+            turn_index=answer.turn.index,
+        ),
+    )
+
+
 def _fail(answer: Answer, *, kind: str, message: str, void_reason: str) -> GenerationJob:
     answer.status = Answer.Status.PARTIAL if answer.text else Answer.Status.ERROR
     answer.error_kind = kind
@@ -93,14 +229,8 @@ def _fail(answer: Answer, *, kind: str, message: str, void_reason: str) -> Gener
 
 
 @transaction.atomic
-def answer_claim(*, answer_id: int) -> GenerationJob | None:
-    """Mark an answer running and say what to generate; None when it is already finished.
-
-    A task redelivered after a worker died finds its answer still running: it cannot resume a
-    stream the rater has half seen, so the answer fails visibly instead of being re-run. One
-    sent twice (the sweep's hand-on of a task lost with Redis) finds its answer running with a
-    live heartbeat: another worker has it, and this one leaves it be.
-    """
+def _claim_locked(*, answer_id: int) -> GenerationJob | None:
+    """The claim of an answer that is not simply pending in a live battle."""
     answer = (
         Answer.objects.select_for_update(of=("self", "turn", "turn__battle"))
         .select_related("turn__battle", "model")
@@ -126,6 +256,7 @@ def answer_claim(*, answer_id: int) -> GenerationJob | None:
             message="The worker generating this answer stopped.",
             void_reason="generation interrupted",
         )
+    # Pending again since the first statement looked (the sweep handed it on): claimed here.
     answer.status = Answer.Status.RUNNING
     answer.started_at = timezone.now()
     answer.save(update_fields=["status", "started_at"])
@@ -138,22 +269,75 @@ def answer_claim(*, answer_id: int) -> GenerationJob | None:
         return _fail(
             answer, kind="bad_request", message=str(exc), void_reason="backend unavailable"
         )
-    conf = settings.ARENA
-    return GenerationJob(
-        key=_key(answer),
-        backend=backend,
-        request=answer_conversation(answer),
-        timeout_s=conf["TURN_DEADLINE_S"],
-        max_chars=conf["ANSWER_MAX_CHARS"],
+    return _job(answer, backend)
+
+
+_TERMINAL = sorted(Answer.TERMINAL)
+# The answer written unless it has ended already (the sweep failed it, an earlier try wrote
+# it); its row lock is the only one taken.
+_FINISH_SQL = """
+UPDATE {answer} SET {columns}
+WHERE id = %(answer_id)s AND status <> ALL(%(terminal)s)
+RETURNING status
+""".format(
+    answer=Answer._meta.db_table,
+    columns=", ".join(
+        f"{Answer._meta.get_field(name).column} = %({name})s" for name in FINISH_FIELDS
+    ),
+)
+
+
+def answer_finish(*, answer_id: int, result: StreamResult, memo: Claimed | None = None) -> str:
+    """Write the finished stream onto its answer once; the answer's final status. ``memo``:
+    what its claim read (read again without it).
+
+    Called outside any transaction (as the worker calls it), each statement commits on its
+    own: that is what lets the second of a turn's two finishes see the first's answer."""
+    if result.status != Answer.Status.OK:
+        return _finish_failed(answer_id=answer_id, result=result)
+    if memo is None:
+        answer = Answer.objects.select_related("turn", "model").get(pk=answer_id)
+        memo = Claimed(
+            model=answer.model,
+            started_at=answer.started_at,
+            battle_id=answer.turn.battle_id,
+            turn_id=answer.turn_id,
+            turn_index=answer.turn.index,
+        )
+    data = _finish_data(model=memo.model, started_at=memo.started_at, result=result)
+    with connection.cursor() as cursor:
+        cursor.execute(_FINISH_SQL, {**data, "answer_id": answer_id, "terminal": _TERMINAL})
+        row = cursor.fetchone()
+    status = row[0] if row else Answer.objects.values_list("status", flat=True).get(pk=answer_id)
+    if status == Answer.Status.OK:
+        # Also when an earlier try wrote the answer but failed before this: it is idempotent.
+        _turn_finished(claimed=memo)
+    return status
+
+
+def _finish_data(*, model: ModelEntry, started_at: datetime | None, result: StreamResult) -> dict:
+    finished_at = timezone.now()
+    cost, cost_status = costs.answer_cost(
+        model=model,
+        on=timezone.localdate(started_at or finished_at),
+        input_tokens=result.input_tokens,
+        output_tokens=result.output_tokens,
+        tokens_estimated=result.tokens_estimated,
     )
+    return {
+        **result.as_dict(),
+        "request_id": (result.request_id or "")[:200],
+        "finished_at": finished_at,
+        "cost": cost,
+        "cost_status": cost_status,
+    }
 
 
 @transaction.atomic
-def answer_finish(*, answer_id: int, result: StreamResult) -> str:
-    """Write the finished stream onto its answer once; the answer's final status."""
+def _finish_failed(*, answer_id: int, result: StreamResult) -> str:
+    """Write a failed stream onto its answer once and void its battle; the final status."""
     # Only the answer's row: locking its model's too (what select_related would lock) would
-    # queue every finish of that model behind one another, and cross the battle lock that
-    # _turn_finished takes next with a follow-up that holds the battle and inserts answers.
+    # queue every finish of that model behind one another.
     answer = (
         Answer.objects.select_for_update(of=("self",))
         .select_related("turn", "model")
@@ -161,43 +345,43 @@ def answer_finish(*, answer_id: int, result: StreamResult) -> str:
     )
     if answer.is_terminal:
         return answer.status
-    finished_at = timezone.now()
-    cost, cost_status = costs.answer_cost(
-        model=answer.model,
-        on=timezone.localdate(answer.started_at or finished_at),
-        input_tokens=result.input_tokens,
-        output_tokens=result.output_tokens,
-        tokens_estimated=result.tokens_estimated,
-    )
-    data = {
-        **result.as_dict(),
-        "request_id": (result.request_id or "")[:200],
-        "finished_at": finished_at,
-        "cost": cost,
-        "cost_status": cost_status,
-    }
+    data = _finish_data(model=answer.model, started_at=answer.started_at, result=result)
     model_update(instance=answer, fields=FINISH_FIELDS, data=data)
-    if answer.status != Answer.Status.OK:
-        battle_void(battle_id=answer.turn.battle_id, reason=f"answer failed: {result.error_kind}")
-    else:
-        _turn_finished(turn=answer.turn)
+    battle_void(battle_id=answer.turn.battle_id, reason=f"answer failed: {result.error_kind}")
     return answer.status
 
 
-def _turn_finished(*, turn: Turn) -> None:
-    """Both answers of the battle's last turn are complete and nobody has watched them to the
-    end yet: the battle waits for its rater instead of staying generating for good (a socket
-    gone mid-stream, a reloaded tab that ignored the offer). Watching it to the end
-    (turn_mark_shown) makes it ready; the sweep abandons it once its streams are gone."""
-    # The battle's row lock serialises the two sides' finishes: whichever commits second sees
-    # the other's answer complete (each statement reads what is committed by then).
-    battle = Battle.objects.select_for_update().only("status").get(pk=turn.battle_id)
-    if battle.status != Battle.Status.GENERATING:
-        return
-    last = Turn.objects.filter(battle_id=turn.battle_id).latest("index")
-    if last.pk != turn.pk or last.shown_at is not None:
-        return
-    if turn.answers.exclude(status=Answer.Status.OK).exists():
-        return
-    battle.status = Battle.Status.WAITING
-    battle.save(update_fields=["status"])
+# Both answers of the battle's last turn are complete and nobody has watched them to the end
+# yet: the battle waits for its rater instead of staying generating for good (a socket gone
+# mid-stream, a reloaded tab that ignored the offer). Watching it to the end (turn_mark_shown)
+# makes it ready; the sweep abandons it once its streams are gone.
+#
+# Each finish runs this once its own answer is committed, as a statement of its own: of the
+# two sides' finishes, whichever starts this second sees both answers complete (each
+# statement reads what is committed when it starts), and the battle row's lock lets only one
+# of them change it.
+_TURN_FINISHED_SQL = """
+UPDATE {battle} SET status = %(waiting)s
+WHERE id = %(battle_id)s AND status = %(generating)s
+AND NOT EXISTS (
+    SELECT 1 FROM {turn}
+    WHERE battle_id = %(battle_id)s
+    AND (index > %(index)s OR (id = %(turn_id)s AND shown_at IS NOT NULL))
+)
+AND NOT EXISTS (SELECT 1 FROM {answer} WHERE turn_id = %(turn_id)s AND status <> %(ok)s)
+""".format(**_tables())
+
+
+def _turn_finished(*, claimed: Claimed) -> None:
+    with connection.cursor() as cursor:
+        cursor.execute(
+            _TURN_FINISHED_SQL,
+            {
+                "battle_id": claimed.battle_id,
+                "turn_id": claimed.turn_id,
+                "index": claimed.turn_index,
+                "waiting": Battle.Status.WAITING,
+                "generating": Battle.Status.GENERATING,
+                "ok": Answer.Status.OK,
+            },
+        )

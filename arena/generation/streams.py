@@ -106,8 +106,8 @@ class AnswerStreams(Protocol):
         """Ask whichever worker generates these answers to stop: their battle is over."""
         ...
 
-    async def rest(self, key: str) -> None:
-        """The answer's worker is done with it: it has no heartbeat any more."""
+    async def rest(self, keys: list[str]) -> None:
+        """These answers' worker is done with them: they have no heartbeat any more."""
         ...
 
     def alive(self, keys: list[str]) -> set[str]:
@@ -125,7 +125,7 @@ class AnswerStreams(Protocol):
 
 class RedisStreams:
     """Writes are batched per event loop: what every answer in the process asks to write while
-    a batch is in flight goes in the next batch, one pipeline, so a lone answer waits for
+    a batch is in flight goes in the next batch, one command, so a lone answer waits for
     nobody and a worker streaming hundreds makes a few round trips, not one per piece."""
 
     def __init__(self, url: str) -> None:
@@ -194,8 +194,9 @@ class RedisStreams:
                 pipe.set(stop_key(key), "1", ex=KEEP_AFTER_END_S)
             pipe.execute()
 
-    async def rest(self, key: str) -> None:
-        await self._state().client.delete(heartbeat_key(key))
+    async def rest(self, keys: list[str]) -> None:
+        if keys:
+            await self._state().client.delete(*map(heartbeat_key, keys))
 
     def alive(self, keys: list[str]) -> set[str]:
         if not keys:
@@ -222,10 +223,24 @@ class RedisStreams:
         return self._sync
 
 
+# A batch is one command, whatever it carries (a pipeline's reply per entry costs the writer
+# more than the entry itself): each entry appended to its stream, and each stream given its
+# expiry if it has none (NX), so a stream made anew by a Redis that restarted empty gets one
+# too, and once its battle ends, battle_streams_end's shorter expiry is not undone by a late
+# entry. ARGV: the expiry, then a field and its value per key.
+_APPEND_LUA = """
+for i, key in ipairs(KEYS) do
+    redis.call('XADD', key, '*', ARGV[2 * i], ARGV[2 * i + 1])
+    redis.call('EXPIRE', key, ARGV[1], 'NX')
+end
+"""
+
+
 class _LoopState:
     def __init__(self, url: str, client) -> None:
         self.url = url
         self.client = client
+        self.append_script = client.register_script(_APPEND_LUA)
         self.queue: list[tuple[str, dict[str, str], asyncio.Future]] = []
         self.writer: asyncio.Task | None = None
         # The streams this loop is writing (appended to, not yet finished), with when each was
@@ -263,16 +278,12 @@ class _LoopState:
                 if wait := self._wait_s():
                     await asyncio.sleep(wait)
                 batch, self.queue = self.queue, []
-                pipe = self.client.pipeline(transaction=False)
-                for key, fields, _ in batch:
-                    pipe.xadd(key, fields)
-                # Each batch gives its streams their expiry if they have none (NX): a stream
-                # made anew by a Redis that restarted empty gets one too, and once its battle
-                # ends, battle_streams_end's shorter expiry is not undone by a late entry.
-                for key in dict.fromkeys(key for key, _, _ in batch):
-                    pipe.expire(key, KEEP_LIVE_S, nx=True)
+                args: list[object] = [KEEP_LIVE_S]
+                for _, fields, _ in batch:
+                    for pair in fields.items():
+                        args += pair
                 try:
-                    await pipe.execute()
+                    await self.append_script(keys=[key for key, _, _ in batch], args=args)
                 except Exception as exc:
                     for _, _, done in batch:
                         if not done.done():
@@ -351,9 +362,10 @@ class MemoryStreams:
             until = time.monotonic() + KEEP_AFTER_END_S
             self._stops.update(dict.fromkeys(keys, until))
 
-    async def rest(self, key: str) -> None:
+    async def rest(self, keys: list[str]) -> None:
         with self._lock:
-            self._beats.pop(key, None)
+            for key in keys:
+                self._beats.pop(key, None)
 
     def alive(self, keys: list[str]) -> set[str]:
         with self._lock:

@@ -13,7 +13,7 @@ import asyncio
 import contextlib
 import functools
 import logging
-from collections.abc import AsyncIterator, Callable, Coroutine
+from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine
 from dataclasses import dataclass, replace
 from functools import partial
 from typing import Any
@@ -37,11 +37,15 @@ class GenerationJob:
     timeout_s: float = 0.0
     max_chars: int = 0
     abandoned: str = ""  # the answer's final status when the job must not run
+    # What the claim hands its own finish, untouched here (what it read, so the finish need
+    # not read it again).
+    memo: Any = None
 
 
 # The caller's two writes, both synchronous services taking keywords: claim(answer_id=) marks
 # the answer running and returns its job (None: finished already, or another worker has it);
-# finish(answer_id=, result=) writes the result once and returns the answer's final status.
+# finish(answer_id=, result=, memo=) writes the result once and returns the answer's final
+# status.
 Claim = Callable[..., GenerationJob | None]
 Finish = Callable[..., str]
 
@@ -72,6 +76,28 @@ def _retrying(service: Callable[..., Any]) -> Callable[..., Coroutine[Any, Any, 
     return retrying
 
 
+class _Together:
+    """Calls made at one moment, carried out as one: each caller's key joins the next batch
+    and waits for that batch's one round trip, so a crowd of answers starting or ending
+    together costs a few Redis commands (and connections), not one each."""
+
+    def __init__(self, send: Callable[[list[str]], Awaitable[None]]) -> None:
+        self._send = send
+        self._keys: list[str] = []
+        self._batch: asyncio.Task | None = None
+
+    async def __call__(self, key: str) -> None:
+        self._keys.append(key)
+        if self._batch is None:
+            self._batch = asyncio.get_running_loop().create_task(self._flush())
+        await asyncio.shield(self._batch)
+
+    async def _flush(self) -> None:
+        await asyncio.sleep(0)  # the others of this moment join first
+        keys, self._keys, self._batch = self._keys, [], None
+        await self._send(keys)
+
+
 class _Heartbeats:
     """The answers this event loop is generating, said to be alive every few seconds, all in
     one round trip, so that an answer whose worker is killed is noticed in seconds (the sweep,
@@ -81,10 +107,12 @@ class _Heartbeats:
     def __init__(self) -> None:
         self.stops: dict[str, asyncio.Event] = {}
         self.task: asyncio.Task | None = None
+        self.first = _Together(self._beat)  # an answer's first beat, before its stream
+        self.rest = _Together(self._rest)  # its heartbeat gone, once it has ended
 
     async def add(self, key: str) -> asyncio.Event:
         stop = self.stops[key] = asyncio.Event()
-        await self._beat([key])
+        await self.first(key)
         if self.task is None or self.task.done():
             self.task = asyncio.get_running_loop().create_task(self._run())
         return stop
@@ -106,6 +134,13 @@ class _Heartbeats:
             if (stop := self.stops.get(key)) is not None:
                 stop.set()
 
+    @staticmethod
+    async def _rest(keys: list[str]) -> None:
+        try:
+            await answer_streams().rest(keys)
+        except Exception as exc:  # they lapse on their own
+            log.warning("answer heartbeats not cleared: %s", exc)
+
 
 @contextlib.asynccontextmanager
 async def _kept_alive(key: str) -> AsyncIterator[asyncio.Event]:
@@ -120,10 +155,7 @@ async def _kept_alive(key: str) -> AsyncIterator[asyncio.Event]:
         yield stop
     finally:
         beats.stops.pop(key, None)
-        try:
-            await answer_streams().rest(key)
-        except Exception as exc:  # it lapses on its own
-            log.warning("answer heartbeat not cleared: %s", exc)
+        await beats.rest(key)
 
 
 async def answer_generate(answer_id: int, *, claim: Claim, finish: Finish) -> None:
@@ -160,7 +192,7 @@ async def _stream(answer_id: int, job: GenerationJob, stop: asyncio.Event, finis
             error_kind="server",
             error_message="The answer could not be passed on to the rater.",
         )
-    status = await _retrying(finish)(answer_id=answer_id, result=result)
+    status = await _retrying(finish)(answer_id=answer_id, result=result, memo=job.memo)
     try:
         await streams.finish(job.key, status)
     except Exception:  # the battle is decided in the database; a viewer's deadline ends it
