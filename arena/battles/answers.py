@@ -18,7 +18,7 @@ from django.conf import settings
 from django.db import connection, transaction
 from django.utils import timezone
 
-from arena.backends.base import Backend, ChatRequest, Image, Message
+from arena.backends.base import Backend, ChatRequest, Message
 from arena.backends.registry import UnknownBackend, backend_for
 from arena.battles.ending import battle_void
 from arena.battles.gold import replay_backend
@@ -31,7 +31,7 @@ from arena.generation import worker
 from arena.generation.runner import StreamResult
 from arena.generation.streams import answer_streams, stream_key
 from arena.generation.worker import GenerationJob
-from arena.images.selectors import image_bytes
+from arena.images.selectors import images_sent
 
 # The task that streams a turn's answers (arena.battles.tasks), sent by name: the tasks import
 # this module. The name predates the battles package; queued tasks refer to it.
@@ -75,10 +75,7 @@ def answer_conversation(answer: Answer) -> ChatRequest:
         turn__battle=battle, turn__index__lt=turn.index, side=answer.side
     ).select_related("turn")
     # The images attached to the first turn stay with it in every later turn's dialogue.
-    images = tuple(
-        Image(i["type"], image_bytes(sha256=i["sha256"], content_type=i["type"]), i["sha256"])
-        for i in battle.images
-    )
+    images = images_sent(battle.images)
     for prev in earlier.order_by("turn__index") if turn.index else ():
         first = prev.turn.index == 0
         messages += [

@@ -26,7 +26,7 @@ from arena.battles.sweep import answers_resume
 from arena.catalog.services import params_check
 from arena.core.errors import ServiceError
 from arena.core.text import estimate_tokens, style_counts
-from arena.images.selectors import images_for_turn
+from arena.images.selectors import image_records, images_for_turn
 from arena.integrity.checks import asks_identity, has_finding
 from arena.integrity.models import VoteFlag
 from arena.integrity.services import vote_flags_record
@@ -132,9 +132,7 @@ def battle_begin(
         sampling_probability=probability,
         gold=item,
         integrity_flags=flags,
-        images=[
-            {"sha256": i.sha256, "type": i.content_type, "size": i.size_bytes} for i in attached
-        ],
+        images=image_records(attached),
     )
     Prompt.objects.filter(pk=prompt.pk).update(usage_count=F("usage_count") + 1)
     if unwatched:

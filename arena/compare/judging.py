@@ -9,6 +9,7 @@ from django.conf import settings
 
 from arena.catalog.models import ModelEntry
 from arena.compare.models import CompareAnswer, CompareRun, JudgeCall
+from arena.images.selectors import images_sent
 from arena.judges import rubric, rules
 from arena.judges.calls import Call
 from arena.judges.registry import judge_answers
@@ -66,6 +67,7 @@ async def judge_run(run: CompareRun, answers: list[CompareAnswer]) -> dict:
         "rubric", judge=run.judge, prompt=run.prompt, answers=judged, terms=terms,
         on_call=lambda call: database_sync_to_async(_record)(run, call),
         rubric=rubric.rubric_from(run.rubric), seed=run.seed,
+        images=await database_sync_to_async(images_sent)(run.images),
     )  # fmt: skip
     outcome = found.outcome
     for answer in answers:

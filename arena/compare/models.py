@@ -41,6 +41,9 @@ class CompareRun(models.Model):
     )
     rubric = models.JSONField(default=list, blank=True)
     previous = models.ForeignKey("self", null=True, blank=True, on_delete=models.SET_NULL)
+    images = models.JSONField(
+        default=list, blank=True, help_text="Images sent with the prompt: sha256, type, size"
+    )
     status = models.CharField(max_length=16, choices=Status.choices, default=Status.QUEUED)
     error = models.TextField(blank=True, default="")
     # The judge's verdict: overall scores by label, the criteria left out, the winner, notes.

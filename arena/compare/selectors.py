@@ -185,6 +185,7 @@ def _blank() -> dict:
         "judge_id": judge.pk if judge else None,
         "seed": None,
         "previous": "",
+        "images": [],
     }
 
 
@@ -202,6 +203,7 @@ def form_defaults(*, previous_id: object, user: User) -> dict:
             # Someone else's run (seen with view_comparerun) fills the form but is not linked:
             # a run's "previous" is one of its owner's own.
             previous=str(previous.pk) if previous.user_id == user.pk else "",
+            images=[i["sha256"] for i in previous.images],
         )
     return form
 
@@ -237,6 +239,7 @@ def form_from_post(post) -> tuple[dict, str]:
         "judge_id": judge_id,
         "seed": seed,
         "previous": post.get("previous", ""),
+        "images": post.getlist("image_hashes"),
     }
     return form, problem
 

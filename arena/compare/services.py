@@ -40,6 +40,7 @@ from arena.core.jobs import job_send
 from arena.core.models import model_update
 from arena.generation.runner import stream_answer
 from arena.generation.streams import answer_streams
+from arena.images.selectors import image_records, images_for_turn, images_sent
 from arena.judges.rubric import (
     DEFAULT_RUBRIC,
     RubricError,
@@ -70,6 +71,7 @@ def compare_start(
     seed: int | None = None,
     rubric: object = None,
     previous_id: object = None,
+    images: object = None,
 ) -> CompareRun:
     """A run checked and saved, queued; the caller runs it (``compare_execute``), through a
     task (the page) or in its own process (the command). Refused past the user's spend
@@ -118,6 +120,9 @@ def compare_start(
                 "unknown_judge",
                 f"Model {judge_id} may not judge: pick an active model or a configured judge.",
             )
+    attached = images_for_turn(user=user, hashes=images)
+    if attached:
+        _images_readable(models=chosen, judge=judge_model)
     spend_check(
         user=user,
         prompt=text,
@@ -138,6 +143,7 @@ def compare_start(
         judge=judge_model,
         rubric=rubric_as_data(criteria),
         previous_id=previous,
+        images=image_records(attached),
     )
     labels = labels_for(len(chosen), seed=seed)
     CompareAnswer.objects.bulk_create(
@@ -145,6 +151,24 @@ def compare_start(
         for i, model in enumerate(chosen)
     )
     return run
+
+
+def _images_readable(*, models: list[ModelEntry], judge: ModelEntry | None) -> None:
+    """Every model of a run with images, and its judge, must read them (a refusal would only
+    come back as each one's error after the run had started)."""
+    blind = [m.public_name for m in models if not m.takes_images]
+    if blind:
+        raise ServiceError(
+            "model_no_images",
+            f"{', '.join(blind)} {'does' if len(blind) == 1 else 'do'} not read images: remove "
+            "them from the run, or remove the images.",
+        )
+    if judge is not None and not judge.takes_images:
+        raise ServiceError(
+            "judge_no_images",
+            f"The judge {judge.public_name} does not read images: pick a judge that does, "
+            "No judge, or remove the images.",
+        )
 
 
 COMPARE_TASK = "arena.compare.run"  # the task (arena.compare.tasks) that runs compare_execute
@@ -284,7 +308,8 @@ def _streams_all_ended(run_id: object) -> bool:
 
 
 def _request(run: CompareRun, model: ModelEntry, prompt: str, system: str, params: dict):
-    messages = ((Message("system", system),) if system else ()) + (Message("user", prompt),)
+    user = Message("user", prompt, images_sent(run.images))
+    messages = ((Message("system", system),) if system else ()) + (user,)
     return ChatRequest(model_id=model.model_id, messages=messages, params=params)
 
 

@@ -28,6 +28,7 @@ from arena.compare import exports, selectors, services
 from arena.compare.models import CompareRun
 from arena.core.errors import ServiceError
 from arena.generation.streams import START, answer_streams
+from arena.images.services import image_store
 
 EXPORTS = {
     "json": ("application/json", exports.as_json),
@@ -88,6 +89,10 @@ def compare_page(request: HttpRequest) -> HttpResponse:
         try:
             if error:
                 raise ServiceError("bad_form", error)
+            # Each new file is kept (or refused) first; the form keeps what was kept, by hash.
+            for sent in request.FILES.getlist("images"):
+                data = sent.read(settings.IMAGES["MAX_BYTES"] + 1)
+                form["images"].append(image_store(user=request.user, data=data).sha256)
             run = services.compare_start(
                 user=request.user,
                 prompt=form["prompt"],
@@ -97,6 +102,7 @@ def compare_page(request: HttpRequest) -> HttpResponse:
                 judge_id=form["judge_id"],
                 seed=int(form["seed"]) if form["seed"] else None,
                 previous_id=form["previous"] or None,
+                images=form["images"],
             )
         except ServiceError as exc:
             error = exc.message
@@ -105,7 +111,13 @@ def compare_page(request: HttpRequest) -> HttpResponse:
         else:
             services.compare_enqueue(run_id=run.pk)
             return redirect("compare-run", run_id=run.pk)
-    context = {**selectors.form_choices(user=request.user), "form": form, "error": error}
+    context = {
+        **selectors.form_choices(user=request.user),
+        "form": form,
+        "error": error,
+        "image_max_count": settings.IMAGES["MAX_COUNT"],
+        "image_max_mb": settings.IMAGES["MAX_BYTES"] / 1_000_000,
+    }
     return render(request, "compare/form.html", context, status=400 if error else 200)
 
 

@@ -6,6 +6,7 @@ from django.conf import settings
 from django.core.files.storage import storages
 
 from accounts.models import User
+from arena.backends.base import Image
 from arena.core.errors import ServiceError
 from arena.images.models import ImageUpload, PromptImage
 from arena.images.services import storage_name
@@ -17,6 +18,20 @@ def image_bytes(*, sha256: str, content_type: str) -> bytes:
     """The kept bytes of an image (what a battle's rows name it by: its hash and type)."""
     with storages["images"].open(storage_name(sha256=sha256, content_type=content_type)) as f:
         return f.read()
+
+
+def images_sent(records: list[dict]) -> tuple[Image, ...]:
+    """What every model of a battle or run is sent: the kept bytes of each image a row names
+    (its ``images``: sha256, type, size), in order."""
+    return tuple(
+        Image(r["type"], image_bytes(sha256=r["sha256"], content_type=r["type"]), r["sha256"])
+        for r in records
+    )
+
+
+def image_records(images: list[PromptImage]) -> list[dict]:
+    """How a battle, a run and the vote log name their images: never the bytes."""
+    return [{"sha256": i.sha256, "type": i.content_type, "size": i.size_bytes} for i in images]
 
 
 def image_for_viewer(*, user: User, sha256: str) -> PromptImage:

@@ -57,7 +57,10 @@ def image_view(request: HttpRequest, sha256: str) -> HttpResponse:
         image = selectors.image_for_viewer(user=request.user, sha256=sha256)
     except ServiceError as exc:
         return _refused(exc)
-    response = HttpResponse(selectors.image_bytes(sha256=image.sha256, content_type=image.content_type), content_type=image.content_type)
+    response = HttpResponse(
+        selectors.image_bytes(sha256=image.sha256, content_type=image.content_type),
+        content_type=image.content_type,
+    )
     # Only its sender may fetch it: no shared cache may keep it; never sniffed as anything else.
     response["Cache-Control"] = "private, max-age=3600"
     response["X-Content-Type-Options"] = "nosniff"

@@ -13,7 +13,7 @@ from typing import TypeVar
 
 from channels.db import database_sync_to_async
 
-from arena.backends.base import ChatRequest, Message
+from arena.backends.base import ChatRequest, Image, Message
 from arena.backends.registry import backend_class, backend_for
 from arena.catalog import costs
 from arena.catalog.models import ModelEntry
@@ -98,8 +98,10 @@ class JudgeCaller:
         max_chars: int,
         on_call: Callable[[Call], Awaitable[None]] | None = None,
         temperature_fallback: bool = True,
+        images: tuple[Image, ...] = (),
     ) -> None:
         self.model, self.system, self.max_chars = model, system, max_chars
+        self.images = images  # what the judged models were shown, shown to the judge with each ask
         self.on_call = on_call  # told of each call as it ends (a record that outlives a crash)
         self.backend = backend_for(model.backend, model.backend_settings)
         self.calls: list[Call] = []
@@ -156,7 +158,7 @@ class JudgeCaller:
                 }
             request = ChatRequest(
                 model_id=self.model.model_id,
-                messages=(Message("system", self.system), Message("user", text)),
+                messages=(Message("system", self.system), Message("user", text, self.images)),
                 params=params,
             )
             result = await stream_answer(

@@ -10,6 +10,7 @@ from collections.abc import Awaitable, Callable
 
 from django.conf import settings
 
+from arena.backends.base import Image
 from arena.catalog.models import ModelEntry
 from arena.judges.base import Judgement, Strategy
 from arena.judges.calls import Call, JudgeCaller
@@ -44,11 +45,13 @@ async def judge_answers(
     answers: dict[str, str],
     terms: tuple[str, ...],
     on_call: Callable[[Call], Awaitable[None]] | None = None,
+    images: tuple[Image, ...] = (),
     **options,
 ) -> Judgement:
     """``judge``'s judgement of ``answers`` (label -> text) to ``prompt`` by the strategy so
     named, every model's names (``terms``: ``rules.mask_terms``) masked out of what it reads;
-    ``on_call`` is told of each call as it ends; the options are the strategy's own."""
+    ``on_call`` is told of each call as it ends; ``images``: those the answers were given,
+    shown to the judge with the prompt; the options are the strategy's own."""
     chosen = strategy_for(strategy)
     fewest, most = chosen.answer_count
     if not fewest <= len(answers) <= most:
@@ -59,6 +62,7 @@ async def judge_answers(
         max_chars=chosen.reply_max_chars or settings.ARENA["ANSWER_MAX_CHARS"],
         on_call=on_call,
         temperature_fallback=chosen.temperature_fallback,
+        images=images,
     )
     outcome = await chosen.judge(
         caller,

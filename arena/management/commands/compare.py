@@ -12,6 +12,7 @@ from arena.catalog.selectors import model_by_name
 from arena.compare import exports, services
 from arena.compare.totals import run_totals
 from arena.core.errors import ServiceError
+from arena.images.services import image_store
 from arena.judges import rubric
 
 
@@ -33,6 +34,14 @@ class Command(BaseCommand):
         parser.add_argument("--temperature", type=float)
         parser.add_argument("--top-p", type=float)
         parser.add_argument("--max-tokens", type=int)
+        parser.add_argument(
+            "--image",
+            action="append",
+            type=Path,
+            default=[],
+            metavar="PATH",
+            help="an image sent with the prompt to every model and the judge (repeatable)",
+        )
         parser.add_argument("--seed", type=int)
         parser.add_argument("--rubric", type=Path, help="a rubric as JSON or YAML")
         parser.add_argument("--user", help="who runs it (default: the first superuser)")
@@ -45,6 +54,7 @@ class Command(BaseCommand):
         if not o["no_judge"]:
             judge = self._model(o["judge"]) if o["judge"] else services.default_judge()
         try:
+            images = [self._image(user, path) for path in o["image"]]
             run = services.compare_start(
                 user=user,
                 prompt=o["prompt"],
@@ -58,6 +68,7 @@ class Command(BaseCommand):
                 judge_id=judge.pk if judge else None,
                 seed=o["seed"],
                 rubric=self._rubric(o["rubric"]) if o["rubric"] else None,
+                images=images,
             )
         except ServiceError as exc:
             raise CommandError(exc.message) from None
@@ -71,6 +82,18 @@ class Command(BaseCommand):
             self.stdout.write(self._line(answer))
         self._judge_lines(run)
         self.stdout.write(self._total_line(run))
+
+    @staticmethod
+    def _image(user, path: Path) -> str:
+        """The image at ``path`` kept (checked and cleaned as an upload is): its hash."""
+        try:
+            data = path.read_bytes()
+        except OSError as exc:
+            raise CommandError(f"Cannot read the image {path}: {exc.strerror}.") from None
+        try:
+            return image_store(user=user, data=data).sha256
+        except ServiceError as exc:
+            raise CommandError(f"{path}: {exc.message}") from None
 
     def _total_line(self, run) -> str:
         """The run's total cost with its status, the answers' and the judge's parts."""
