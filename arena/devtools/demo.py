@@ -181,8 +181,10 @@ def demo_seed(*, mock_replicas: list[str] | None = None) -> DemoSeed:
             "tokens_per_s": 0,
             "judge_position_bias": 0.1,
             "judge_length_bias": 2.0,
+            "vision": True,
         },  # fmt: skip
         supported_params=standard_params(),
+        takes_images=True,  # so a compare run with images may be judged
         active=False,
     )
     report = prompts_import(data=PROMPTS_FILE.read_bytes(), filename=PROMPTS_FILE.name)
