@@ -6,7 +6,8 @@ import re
 import unicodedata
 from functools import lru_cache
 
-from arena.integrity.disguise import NamePattern, fold_char, held_tail, name_pattern
+from arena.integrity.disguise import NamePattern, held_tail, name_pattern
+from arena.integrity.skeleton import fold_char
 
 REDACTED = "[model name]"
 

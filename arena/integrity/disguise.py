@@ -40,42 +40,10 @@ inside a sentence spelt out whole ("C l a u d e a n d m e" reads as one word).
 from __future__ import annotations
 
 import re
-import unicodedata
 from functools import lru_cache
 
 from arena.core.text import spans_merged
-
-# Look-alikes that NFKD leaves alone, to the Latin letter they pass for. Upper and lower case
-# both: case folding comes after, and an upper and a lower case letter can pass for different
-# letters (Greek Η looks like H, η like n).
-_LOOKALIKES = {
-    # Cyrillic
-    "А": "a", "а": "a", "В": "b", "в": "b", "Ь": "b", "ь": "b", "С": "c", "с": "c",
-    "Ԁ": "d", "ԁ": "d", "Е": "e", "е": "e", "Ё": "e", "ё": "e", "Һ": "h", "һ": "h",
-    "Н": "h", "н": "h", "І": "I", "і": "i", "Ї": "I", "ї": "i", "Ӏ": "I", "ӏ": "I",
-    "Ј": "j", "ј": "j", "К": "k", "к": "k", "М": "m", "м": "m", "О": "o", "о": "o",
-    "Р": "p", "р": "p", "Ԛ": "q", "ԛ": "q", "Ѕ": "s", "ѕ": "s", "Т": "t", "т": "t",
-    "Ԝ": "w", "ԝ": "w", "Х": "x", "х": "x", "У": "y", "у": "y", "Ү": "y", "ү": "y",
-    # Greek
-    "Α": "a", "α": "a", "Β": "b", "β": "b", "Ϲ": "c", "ϲ": "c", "Ε": "e", "ε": "e",
-    "Η": "h", "η": "n", "Ι": "I", "ι": "i", "Κ": "k", "κ": "k", "Μ": "m", "μ": "u",
-    "Ν": "n", "ν": "v", "Ο": "o", "ο": "o", "Ρ": "p", "ρ": "p", "Τ": "t", "τ": "t",
-    "Υ": "y", "υ": "u", "Χ": "x", "χ": "x", "Ζ": "z", "γ": "y", "ω": "w", "Ϝ": "f",
-    # Latin letters that pass for others
-    "ı": "i", "ȷ": "j", "ɡ": "g", "ɑ": "a", "ɩ": "i", "ʟ": "l", "ᴄ": "c", "ᴏ": "o",
-    "ǀ": "I", "ℓ": "l",
-    # Hyphens and dots that separate spelt-out letters as well as ASCII ones do; a dash, as
-    # punctuation ("Claude—an assistant"), is a space, not the start of a version.
-    "‐": "-", "‑": "-", "‒": "-", "−": "-", "–": " ", "—": " ", "―": " ", "•": ".",
-    "‧": ".", "∙": ".", "⋅": ".",
-}  # fmt: skip
-# Invisible, though not category Cf: Hangul fillers, the braille blank; and the control
-# characters Python counts as whitespace that a page shows as nothing (not as a space): only
-# tab, line feed, vertical tab, form feed and carriage return of the controls stay.
-_INVISIBLE = frozenset("\u115f\u1160\u3164\uffa0\u2800\x1c\x1d\x1e\x1f\x85")
-_DROPPED = frozenset(("Cf", "Mn", "Me", "Cc"))
-# Plain ASCII but for these (the controls fold_char drops) is its own skeleton, case aside.
-_ASCII_DROPPED = re.compile(r"[\x00-\x08\x0e-\x1f\x7f]")
+from arena.integrity.skeleton import fold_char, one_to_one, skeleton
 
 # Scripts written without spaces between words: a name may run straight into their text.
 _UNSPACED = (
@@ -113,10 +81,6 @@ _SUFFIX_ROOM = 24  # skeleton characters of suffix a held tail may grow by
 _GAPS = re.compile(r"[\s._\-*·~`$]+")
 _IL = str.maketrans("il", "II")
 
-_ASCII_FOLD = str.maketrans(
-    "ABCDEFGHJKLMNOPQRSTUVWXYZ", "abcdefghjklmnopqrstuvwxyz"
-)  # "I" stays apart
-
 
 # What a name, however disguised, may take in the skeleton it is found on: letters and
 # digits, separators, markup (_SEP, _MARKUP).
@@ -129,80 +93,6 @@ def breaks_names(ch: str) -> bool:
     an emoji): its skeleton is not empty and holds nothing a name may take."""
     folded = fold_char(ch)
     return bool(folded) and not any(_IN_NAME.match(c) for c in folded)
-
-
-@lru_cache(maxsize=8192)
-def fold_char(ch: str) -> str:
-    """The skeleton of one character: none, one or (a ligature, a compatibility form) more."""
-    if ch in _LOOKALIKES:
-        return _LOOKALIKES[ch]
-    if ch in _INVISIBLE or (unicodedata.category(ch) in _DROPPED and not ch.isspace()):
-        return ""
-    out = []
-    for c in unicodedata.normalize("NFKD", ch):
-        if unicodedata.category(c) in _DROPPED and not c.isspace():
-            continue
-        c = _LOOKALIKES.get(c, c)
-        out.append(c if c == "I" else c.casefold())
-    return "".join(out)
-
-
-def _plain(text: str) -> bool:
-    """Is the text its own skeleton character for character: ASCII, none of it dropped?"""
-    return text.isascii() and not _ASCII_DROPPED.search(text)
-
-
-# Tables for str.translate, filled in as characters are met (fold_char's results): most text
-# (accented letters, punctuation, an emoji, CJK) folds one character to one, and is then
-# folded in one C-level pass with no index map, as plain ASCII is. A bound on what is kept,
-# since every character of Unicode could be sent.
-_TABLE_MAX = 8192
-
-
-class _FoldTable(dict):
-    """ord -> the character's skeleton (``fold_char``)."""
-
-    def __missing__(self, key: int) -> str:
-        folded = fold_char(chr(key))
-        if len(self) < _TABLE_MAX:
-            self[key] = folded
-        return folded
-
-
-class _ManyTable(dict):
-    """ord -> None for a character whose skeleton is one character, else itself: what is left
-    of a text translated by it are the characters that fold to none or to several."""
-
-    def __missing__(self, key: int) -> int | None:
-        kept = None if len(fold_char(chr(key))) == 1 else key
-        if len(self) < _TABLE_MAX:
-            self[key] = kept
-        return kept
-
-
-_FOLD = _FoldTable()
-_MANY = _ManyTable()
-
-
-def _one_to_one(text: str) -> bool:
-    """Does each character of the text fold to exactly one skeleton character?"""
-    return _plain(text) or not text.translate(_MANY)
-
-
-def skeleton(text: str) -> tuple[str, list[int] | None]:
-    """The text's skeleton, and for each of its characters the index in ``text`` it came from
-    (None: the same index, when each character folds to exactly one)."""
-    if _plain(text):
-        return text.translate(_ASCII_FOLD), None
-    if not text.translate(_MANY):
-        return text.translate(_FOLD), None
-    chars: list[str] = []
-    origin: list[int] = []
-    for i, ch in enumerate(text):
-        folded = fold_char(ch)
-        chars.append(folded)
-        origin.extend([i] * len(folded))
-    return "".join(chars), origin
 
 
 def _span(origin: list[int] | None, size: int, start: int, end: int) -> tuple[int, int]:
@@ -463,7 +353,7 @@ def held_tail(text: str, shown: int, terms: tuple[str, ...]) -> int:
     # Back from the end by skeleton characters, not the text's: a run of invisible
     # characters inside a name must not push its beginning out of reach.
     lo, size = end, 0
-    if _one_to_one(text[max(shown, end - longest) : end]):  # one skeleton character each
+    if one_to_one(text[max(shown, end - longest) : end]):  # one skeleton character each
         lo, size = max(shown, end - longest), longest
     while lo > shown and size < longest:
         lo -= 1
