@@ -203,12 +203,20 @@ class BattleConsumer(AsyncWebsocketConsumer):
             await self._notice(QUESTION, IDENTITY_QUESTION_NOTICE)
         self._watch(sides)
 
-    async def _vote(self, message: dict) -> None:
-        if limited := await ratelimits.check_websocket("vote", self.scope):
-            return await self._send(limited.frame())
+    async def _named(self, message: dict, action: str, missing: str) -> object | None:
+        """The battle an action names (else this socket's), once the action's rate limit lets
+        it through; None when the limit refused it (the refusal is sent)."""
+        if limited := await ratelimits.check_websocket(action, self.scope):
+            await self._send(limited.frame())
+            return None
         battle_id = message.get("battle") or self.battle_id
         if battle_id is None:
-            raise ServiceError("no_battle", "Start a battle first.")
+            raise ServiceError("no_battle", missing)
+        return battle_id
+
+    async def _vote(self, message: dict) -> None:
+        if (battle_id := await self._named(message, "vote", "Start a battle first.")) is None:
+            return
         # Off the thread every thread-sensitive call of this process queues for, as a start
         # is: a vote's transaction locks only its own rater's, battle's and prompt's rows, so a
         # crowd's votes run side by side, each thread on its own connection.
@@ -218,11 +226,9 @@ class BattleConsumer(AsyncWebsocketConsumer):
         await self._send({"type": "revealed", **reveal})
 
     async def _stop(self, message: dict) -> None:
-        if limited := await ratelimits.check_websocket("battle_stop", self.scope):
-            return await self._send(limited.frame())
-        battle_id = message.get("battle") or self.battle_id
+        battle_id = await self._named(message, "battle_stop", "There is no battle to stop.")
         if battle_id is None:
-            raise ServiceError("no_battle", "There is no battle to stop.")
+            return
         battle = await database_sync_to_async(services.battle_stop)(
             battle_id=battle_id, rater=self.user
         )
