@@ -66,20 +66,9 @@ class Started:
     terms: tuple[str, ...]
 
 
-def battle_start(
-    *,
-    rater: User,
-    text: object,
-    prompt_id: int | None = None,
-    battle_id: uuid.UUID | None = None,
-    rng: random.Random | None = None,
-    images: object = None,
-) -> Battle:
-    """Start a battle (``battle_begin``): the battle."""
-    started = battle_begin(
-        rater=rater, text=text, prompt_id=prompt_id, battle_id=battle_id, rng=rng, images=images
-    )
-    return started.battle
+def battle_start(*, rater: User, text: object, **options: object) -> Battle:
+    """Start a battle (``battle_begin``, which takes the same ``options``): the battle."""
+    return battle_begin(rater=rater, text=text, **options).battle  # type: ignore[arg-type]
 
 
 @transaction.atomic

@@ -110,7 +110,7 @@ def test_the_command_sends_an_image_file_and_refuses_what_is_not_one(staff, eyes
     text.write_bytes(b"just some text")
     with pytest.raises(CommandError, match="not a PNG, JPEG, WebP or GIF image"):
         compare("--models", "Eye One", "Eye Two", "--image", str(text))
-    with pytest.raises(CommandError, match="Cannot read the image"):
+    with pytest.raises(CommandError, match="--image: No such file"):
         compare("--models", "Eye One", "Eye Two", "--image", str(tmp_path / "missing.png"))
 
 

@@ -87,13 +87,9 @@ class Command(BaseCommand):
     def _image(user, path: Path) -> str:
         """The image at ``path`` kept (checked and cleaned as an upload is): its hash."""
         try:
-            data = path.read_bytes()
-        except OSError as exc:
-            raise CommandError(f"Cannot read the image {path}: {exc.strerror}.") from None
-        try:
-            return image_store(user=user, data=data).sha256
+            return image_store(user=user, data=_read(path, "--image", binary=True)).sha256
         except ServiceError as exc:
-            raise CommandError(f"{path}: {exc.message}") from None
+            raise CommandError(f"--image {path}: {exc.message}") from None
 
     def _total_line(self, run) -> str:
         """The run's total cost with its status, the answers' and the judge's parts."""
@@ -165,10 +161,14 @@ class Command(BaseCommand):
 
     def _rubric(self, path: Path) -> object:
         try:
-            text = path.read_text()
-        except OSError as exc:
-            raise CommandError(f"--rubric: {exc.strerror}: {path}") from None
-        try:
-            return rubric.rubric_text(text)  # checked by compare_start, as any rubric
+            return rubric.rubric_text(_read(path, "--rubric"))  # checked by compare_start
         except rubric.RubricError as exc:
             raise CommandError(f"--rubric: {exc}") from None
+
+
+def _read(path: Path, option: str, *, binary: bool = False):
+    """A file an option names, or the command's error saying why it could not be read."""
+    try:
+        return path.read_bytes() if binary else path.read_text()
+    except OSError as exc:
+        raise CommandError(f"{option}: {exc.strerror}: {path}") from None
