@@ -218,19 +218,21 @@ class Pacer:
             elapsed = 1 if self.alone_pace is None else max(1, self.now - previous)
             self._fix_pace(alone, through=self.now)
             return self._tick_alone(alone, elapsed=elapsed)
-        waiting = [p for p in self.panes.values() if not p.done]
+        # What each pane may show, worked out once: nothing changes it before the release.
+        available = {side: self._available(pane) for side, pane in self.panes.items()}
+        waiting = [available[side] for side, pane in self.panes.items() if not pane.done]
         if waiting:
-            step = min(self._available(p) for p in waiting)
+            step = min(waiting)
         else:
             step = max(p.backlog for p in self.panes.values())
-        live = [self._available(p) for p in self.panes.values() if self._available(p) > 0]
+        live = [n for n in available.values() if n > 0]
         floor = max(self.chars_per_tick, -(-min(live, default=0) // self.catch_up_ticks))
         step = min(step, floor)
         # Nothing to release (a side waited for has nothing new): only text can change that.
         self.stalled = step <= 0
         out: dict[str, str] = {}
         for side, pane in self.panes.items():
-            n = min(step, self._available(pane))
+            n = min(step, available[side])
             out[side] = pane.text[pane.shown : pane.shown + n]
             pane.shown += n
         alone = self._alone()
