@@ -158,3 +158,21 @@ def openrouter_sync(
             model.save(update_fields=["supported_params"])
         lines.append(f"{model.public_name}: supports {', '.join(supported) or 'none of them'}.")
     return lines
+
+
+def images_check(*, models: list[ModelEntry], judge: ModelEntry | None) -> None:
+    """Every model asked about images, and the judge that reads its answers, must read them
+    (a refusal would only come back as each one's error once the run had started)."""
+    blind = [m.public_name for m in models if not m.takes_images]
+    if blind:
+        raise ServiceError(
+            "model_no_images",
+            f"{', '.join(blind)} {'does' if len(blind) == 1 else 'do'} not read images: remove "
+            "them from the run, or remove the images.",
+        )
+    if judge is not None and not judge.takes_images:
+        raise ServiceError(
+            "judge_no_images",
+            f"The judge {judge.public_name} does not read images: pick a judge that does, "
+            "or remove the images.",
+        )

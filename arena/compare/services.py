@@ -22,7 +22,7 @@ from arena.battles.prompts import prompt_clean_text
 from arena.catalog import costs
 from arena.catalog.models import ModelEntry
 from arena.catalog.selectors import model_by_name
-from arena.catalog.services import PARAM_NAMES, params_check, params_valid
+from arena.catalog.services import PARAM_NAMES, images_check, params_check, params_valid
 from arena.compare import spend
 from arena.compare.access import (
     FORBIDDEN,
@@ -122,7 +122,7 @@ def compare_start(
             )
     attached = images_for_turn(user=user, hashes=images)
     if attached:
-        _images_readable(models=chosen, judge=judge_model)
+        images_check(models=chosen, judge=judge_model)
     spend_check(
         user=user,
         prompt=text,
@@ -151,24 +151,6 @@ def compare_start(
         for i, model in enumerate(chosen)
     )
     return run
-
-
-def _images_readable(*, models: list[ModelEntry], judge: ModelEntry | None) -> None:
-    """Every model of a run with images, and its judge, must read them (a refusal would only
-    come back as each one's error after the run had started)."""
-    blind = [m.public_name for m in models if not m.takes_images]
-    if blind:
-        raise ServiceError(
-            "model_no_images",
-            f"{', '.join(blind)} {'does' if len(blind) == 1 else 'do'} not read images: remove "
-            "them from the run, or remove the images.",
-        )
-    if judge is not None and not judge.takes_images:
-        raise ServiceError(
-            "judge_no_images",
-            f"The judge {judge.public_name} does not read images: pick a judge that does, "
-            "No judge, or remove the images.",
-        )
 
 
 COMPARE_TASK = "arena.compare.run"  # the task (arena.compare.tasks) that runs compare_execute

@@ -14,6 +14,7 @@ from django.db import DatabaseError
 from django.db.models import Count, Q
 from django.utils import timezone
 
+from arena.backends.base import Image
 from arena.battles.models import Answer, Turn
 from arena.catalog.models import ModelEntry
 from arena.catalog.selectors import model_by_name
@@ -22,6 +23,7 @@ from arena.core.jobs import job_send
 from arena.core.models import model_update
 from arena.evals import works
 from arena.evals.models import BattleVerdict
+from arena.images.selectors import images_sent
 from arena.integrity.selectors import counted_votes
 from arena.judges import pairwise, rules
 from arena.judges.registry import judge_answers
@@ -55,6 +57,8 @@ def verdicts_claim(
     ).delete()
     judged = mine.values("vote_id").annotate(n=Count("pk")).filter(n=2).values("vote_id")
     votes = counted_votes(include_simulated=include_simulated).exclude(pk__in=judged)
+    if not judge.takes_images:
+        votes = votes.filter(images=[])  # it could not see what the raters saw
     vote_ids = list(votes.order_by("-pk").values_list("pk", flat=True)[:limit])
     BattleVerdict.objects.bulk_create(
         (BattleVerdict(vote_id=v, judge=judge, a_first=f) for v in vote_ids for f in (True, False)),
@@ -105,16 +109,18 @@ def conversation(battle_id) -> tuple[str, str, str]:
     )
 
 
-def _take(verdict_id: int) -> tuple[BattleVerdict, tuple[str, str, str]] | None:
+def _take(
+    verdict_id: int,
+) -> tuple[BattleVerdict, tuple[str, str, str], tuple[Image, ...]] | None:
     """The claimed verdict, taken by this worker only (its first attempt marked), with what
-    the judge will see; None when another has it or it is done."""
+    the judge will see (the battle's images too); None when another has it or it is done."""
     taken = BattleVerdict.objects.filter(pk=verdict_id, done=False, attempts=0).update(
         attempts=1, taken_at=timezone.now()
     )
     if not taken:
         return None
     verdict = BattleVerdict.objects.select_related("judge", "vote").get(pk=verdict_id)
-    return verdict, conversation(verdict.vote.battle_id)
+    return verdict, conversation(verdict.vote.battle_id), images_sent(verdict.vote.images)
 
 
 async def verdicts_judge(*, verdict_ids: list[int]) -> int:
@@ -127,11 +133,11 @@ async def verdicts_judge(*, verdict_ids: list[int]) -> int:
             taken = await database_sync_to_async(_take)(pk)
             if taken is None:
                 return 0
-            verdict, (prompt, a, b) = taken
+            verdict, (prompt, a, b), images = taken
             first, second = (a, b) if verdict.a_first else (b, a)
             found = await judge_answers(
                 "pairwise", judge=verdict.judge, prompt=prompt,
-                answers={"A": first, "B": second}, terms=terms,
+                answers={"A": first, "B": second}, terms=terms, images=images,
             )  # fmt: skip
             try:
                 await database_sync_to_async(model_update)(

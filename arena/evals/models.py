@@ -27,6 +27,9 @@ class EvalRun(models.Model):
     contestants = models.ManyToManyField(ModelEntry, related_name="eval_runs")
     params = models.JSONField(default=dict, blank=True)
     seed = models.BigIntegerField(default=0)
+    images = models.JSONField(
+        default=list, blank=True, help_text="Images sent with every prompt: sha256, type, size"
+    )
     budget = models.DecimalField(max_digits=12, decimal_places=4, null=True, blank=True)
     max_judge_calls = models.PositiveIntegerField(null=True, blank=True)
     status = models.CharField(max_length=16, choices=Status.choices, default=Status.QUEUED)

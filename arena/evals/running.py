@@ -19,7 +19,7 @@ from django.conf import settings
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
-from arena.backends.base import ChatRequest, Message
+from arena.backends.base import ChatRequest, Image, Message
 from arena.backends.registry import backend_for
 from arena.catalog import costs
 from arena.catalog.models import ModelEntry
@@ -27,6 +27,7 @@ from arena.core.models import model_update
 from arena.evals import budget, works
 from arena.evals.models import EvalAnswer, EvalPrompt, EvalRun, EvalVerdict
 from arena.generation.runner import discard, stream_answer
+from arena.images.selectors import images_sent
 from arena.judges import pairwise, rules
 from arena.judges.base import Judgement
 from arena.judges.registry import judge_answers
@@ -68,11 +69,14 @@ def _claim_verdict(prompt: EvalPrompt, model: ModelEntry, model_first: bool) -> 
         return None
 
 
-async def _generate(answer: EvalAnswer, params: dict, _allowed: int) -> Callable[[], None]:
-    """Make the answer this worker claimed; what writes it (with its cost) as its hold goes."""
+async def _generate(
+    answer: EvalAnswer, params: dict, images: tuple[Image, ...], _allowed: int
+) -> Callable[[], None]:
+    """Make the answer this worker claimed (``images``: the run's, sent with its prompt); what
+    writes it (with its cost) as its hold goes."""
     prompt, model = answer.prompt, answer.model
     request = ChatRequest(
-        model_id=model.model_id, messages=(Message("user", prompt.text),), params=params
+        model_id=model.model_id, messages=(Message("user", prompt.text, images),), params=params
     )
     result = await stream_answer(
         backend_for(model.backend, model.backend_settings),
@@ -98,6 +102,7 @@ async def _judge(
     model_first: bool,
     texts: tuple[str, str],
     terms: tuple[str, ...],
+    images: tuple[Image, ...],
     allowed: int,
 ) -> Callable[[], object] | None:
     """Ask for the verdict if no one has, in at most ``allowed`` calls; what writes it (with
@@ -108,7 +113,7 @@ async def _judge(
     try:
         found = await judge_answers(
             "pairwise", judge=run.judge, prompt=prompt.text, answers=_ordered(texts, model_first),
-            terms=terms, on_call=budget.calls_counter(allowed),
+            terms=terms, on_call=budget.calls_counter(allowed), images=images,
         )  # fmt: skip
     except budget.CallsSpent as spent_all:  # the run's last calls, and no reply read
         found = Judgement(None, tuple(spent_all.calls), False)
@@ -160,6 +165,7 @@ class Piece:
         self.budget = budget.Budget(run_id=run.pk, owner=token or uuid.uuid4().hex, queue=queue)
         self.rates: dict[int, tuple[Decimal, Decimal]] = {}
         self.params: dict[int, dict] = {}
+        self.images: tuple[Image, ...] = ()  # the run's, read once for every answer and verdict
 
     @property
     def cost(self) -> Decimal:
@@ -215,7 +221,8 @@ class Piece:
             while (answer := await claimed.get()) is not None:
                 model, params = answer.model, self.params[answer.model_id]
                 worst = budget.answer_worst(self.rates[model.pk], model, answer.prompt.text, params)
-                await self.limited(partial(_generate, answer, params), worst_each=worst)
+                work = partial(_generate, answer, params, self.images)
+                await self.limited(work, worst_each=worst)
 
         tasks = [asyncio.ensure_future(claiming())]
         tasks += [asyncio.ensure_future(answering()) for _ in range(CONCURRENCY)]
@@ -250,7 +257,9 @@ class Piece:
                 for model_first in (True, False):
                     if (prompt.pk, model.pk, model_first) in judged:
                         continue  # judged already (a resumed run, or an earlier look)
-                    work = partial(_judge, run, prompt, model, model_first, texts, terms)
+                    work = partial(
+                        _judge, run, prompt, model, model_first, texts, terms, self.images
+                    )
                     judging.append(self.limited(work, worst_each=worst, judge_call=True))
         await asyncio.gather(*judging)
         ended = [a for a in answers.values() if a.status != EvalAnswer.Status.RUNNING]
@@ -262,6 +271,7 @@ class Piece:
         everyone = [*self.models, run.judge]
         self.rates = await database_sync_to_async(budget.rates_of)(everyone)
         self.params = await database_sync_to_async(budget.params_of)(self.models, run.params)
+        self.images = await database_sync_to_async(images_sent)(run.images)
         await self.answer(prompts, made)
         if not judges:
             if self.stop:

@@ -14,11 +14,12 @@ from accounts.models import User
 from arena.battles.models import Prompt
 from arena.battles.prompt_files import parse_prompts
 from arena.catalog.models import ModelEntry
-from arena.catalog.services import params_check, params_valid
+from arena.catalog.services import images_check, params_check, params_valid
 from arena.core.errors import ServiceError
 from arena.core.jobs import job_send
 from arena.evals import running, works
 from arena.evals.models import EvalPrompt, EvalRun
+from arena.images.selectors import image_records, images_for_turn
 from arena.judges.rules import family_barred
 
 BUDGET_MAX = Decimal("100000000")  # what EvalRun.budget holds (12 digits, 4 after the point)
@@ -92,8 +93,10 @@ def eval_check(
     params: dict,
     budget: Decimal | None = None,
     max_judge_calls: int | None = None,
+    images: bool = False,
 ) -> dict[int, ModelEntry]:
-    """Why such a run cannot be made (a ServiceError), or the models it names, by id."""
+    """Why such a run cannot be made (a ServiceError), or the models it names, by id;
+    ``images``: the run sends images, which every model and the judge must read."""
     if not prompts:
         raise ServiceError("no_prompts", "No prompts match: an evaluation needs at least one.")
     found = ModelEntry.objects.in_bulk([*model_ids, baseline_id, judge_id])
@@ -106,6 +109,8 @@ def eval_check(
         raise ServiceError("no_models", "Name at least one model to evaluate.")
     judged = [found[pk] for pk in [*model_ids, baseline_id]]
     params_check(models=judged, params=params)
+    if images:
+        images_check(models=judged, judge=found[judge_id])
     for model in judged:
         if family_barred(found[judge_id], model):
             raise ServiceError(
@@ -134,13 +139,15 @@ def eval_create(
     max_judge_calls: int | None = None,
     seed: int = 0,
     public: bool = False,
+    images: object = None,
 ) -> EvalRun:
     """A run of ``prompts`` ((text, category) pairs, copied in) for these models against the
     baseline; nothing is generated yet (``eval_execute`` does it)."""
     params = params_valid(params=params or {})
+    attached = images_for_turn(user=user, hashes=images)
     found = eval_check(
         prompts=prompts, model_ids=model_ids, baseline_id=baseline_id, judge_id=judge_id,
-        params=params, budget=budget, max_judge_calls=max_judge_calls,
+        params=params, budget=budget, max_judge_calls=max_judge_calls, images=bool(attached),
     )  # fmt: skip
     run = EvalRun.objects.create(
         name=name,
@@ -152,6 +159,7 @@ def eval_create(
         budget=budget,
         max_judge_calls=max_judge_calls,
         public=public,
+        images=image_records(attached),
     )
     run.contestants.set(model_ids)
     EvalPrompt.objects.bulk_create(

@@ -12,6 +12,7 @@ from arena.catalog.models import ModelEntry
 from arena.catalog.selectors import model_by_name
 from arena.core.errors import ServiceError
 from arena.evals import running, selectors, services
+from arena.management.files import IMAGE_HELP, image_files_store
 from ranking.judged import interval_doubt
 
 
@@ -34,6 +35,9 @@ class Command(BaseCommand):
         parser.add_argument("--judge", required=True, metavar="NAME")
         parser.add_argument("--budget", help="stop once the answers cost this many USD")
         parser.add_argument("--max-judge-calls", type=int)
+        parser.add_argument(
+            "--image", action="append", type=Path, default=[], metavar="PATH", help=IMAGE_HELP
+        )
         parser.add_argument("--seed", type=int)
         parser.add_argument("--name", default="")
         parser.add_argument("--user", help="who runs it (default: the first superuser)")
@@ -68,6 +72,7 @@ class Command(BaseCommand):
                 budget=budget,
                 max_judge_calls=o["max_judge_calls"],
                 seed=services.seed_from(o["seed"]),
+                images=image_files_store(user=user, paths=o["image"]),
             )
         except ServiceError as exc:
             raise CommandError(exc.message) from None

@@ -12,8 +12,8 @@ from arena.catalog.selectors import model_by_name
 from arena.compare import exports, services
 from arena.compare.totals import run_totals
 from arena.core.errors import ServiceError
-from arena.images.services import image_store
 from arena.judges import rubric
+from arena.management.files import IMAGE_HELP, file_read, image_files_store
 
 
 class Command(BaseCommand):
@@ -40,7 +40,7 @@ class Command(BaseCommand):
             type=Path,
             default=[],
             metavar="PATH",
-            help="an image sent with the prompt to every model and the judge (repeatable)",
+            help=IMAGE_HELP,
         )
         parser.add_argument("--seed", type=int)
         parser.add_argument("--rubric", type=Path, help="a rubric as JSON or YAML")
@@ -54,7 +54,7 @@ class Command(BaseCommand):
         if not o["no_judge"]:
             judge = self._model(o["judge"]) if o["judge"] else services.default_judge()
         try:
-            images = [self._image(user, path) for path in o["image"]]
+            images = image_files_store(user=user, paths=o["image"])
             run = services.compare_start(
                 user=user,
                 prompt=o["prompt"],
@@ -82,14 +82,6 @@ class Command(BaseCommand):
             self.stdout.write(self._line(answer))
         self._judge_lines(run)
         self.stdout.write(self._total_line(run))
-
-    @staticmethod
-    def _image(user, path: Path) -> str:
-        """The image at ``path`` kept (checked and cleaned as an upload is): its hash."""
-        try:
-            return image_store(user=user, data=_read(path, "--image", binary=True)).sha256
-        except ServiceError as exc:
-            raise CommandError(f"--image {path}: {exc.message}") from None
 
     def _total_line(self, run) -> str:
         """The run's total cost with its status, the answers' and the judge's parts."""
@@ -161,14 +153,6 @@ class Command(BaseCommand):
 
     def _rubric(self, path: Path) -> object:
         try:
-            return rubric.rubric_text(_read(path, "--rubric"))  # checked by compare_start
+            return rubric.rubric_text(file_read(path, "--rubric"))  # checked by compare_start
         except rubric.RubricError as exc:
             raise CommandError(f"--rubric: {exc}") from None
-
-
-def _read(path: Path, option: str, *, binary: bool = False):
-    """A file an option names, or the command's error saying why it could not be read."""
-    try:
-        return path.read_bytes() if binary else path.read_text()
-    except OSError as exc:
-        raise CommandError(f"{option}: {exc.strerror}: {path}") from None
