@@ -10,7 +10,7 @@ from datetime import datetime
 
 from django.conf import settings
 from django.db import IntegrityError, transaction
-from django.db.models import Exists, F, OuterRef, QuerySet
+from django.db.models import Exists, F, OuterRef
 from django.utils import timezone
 
 from accounts.models import User
@@ -225,16 +225,17 @@ def terms_version() -> str:
     return settings.TERMS["VERSION"] if settings.TERMS["TEXT"] else ""
 
 
-def _battle_of(
-    *, battle_id: object, rater: User, lock: bool = False, qs: QuerySet[Battle] | None = None
-) -> Battle:
-    """The rater's battle of that id, locked with ``lock``; ``qs``: the query to read it with."""
+def _battle_uuid(battle_id: object) -> uuid.UUID:
     try:
-        battle_id = uuid.UUID(str(battle_id))
+        return uuid.UUID(str(battle_id))
     except ValueError:
         raise ServiceError("unknown_battle", "There is no such battle.") from None
-    if qs is None:
-        qs = Battle.objects.select_for_update() if lock else Battle.objects
+
+
+def _battle_of(*, battle_id: object, rater: User, lock: bool = False) -> Battle:
+    """The rater's battle of that id, locked with ``lock``."""
+    battle_id = _battle_uuid(battle_id)
+    qs = Battle.objects.select_for_update() if lock else Battle.objects
     try:
         # get, not first: first would order by the model's ordering, which costs a millisecond
         # of compiling for a primary key's one row.
@@ -244,6 +245,25 @@ def _battle_of(
     if battle.rater_id != rater.pk:
         raise ServiceError("not_your_battle", "This battle belongs to another rater.")
     return battle
+
+
+def _battle_to_vote(*, battle_id: object, rater: User) -> Battle:
+    """The rater's battle with the rater's row and its prompt's, all three locked in one
+    statement in the vote's lock order (FOR UPDATE OF locks each row of a result in the order
+    it names the tables) and its models read with it; ``battle.rater`` is the locked row. A
+    battle that is not there or not theirs is refused as it always was, a ban first."""
+    try:
+        return (
+            Battle.objects.select_related("rater", "prompt", "model_a", "model_b")
+            .select_for_update(of=("rater", "self", "prompt"))
+            .get(pk=_battle_uuid(battle_id), rater=rater)
+        )
+    except (ServiceError, Battle.DoesNotExist):
+        if User.objects.filter(pk=rater.pk, banned_at__isnull=False).exists():
+            raise ServiceError("banned", "Your account may not vote.") from None
+        _battle_of(battle_id=battle_id, rater=rater)  # no such battle, or another rater's
+        # Theirs after all: written since that statement, so far too new to be voted on.
+        raise ServiceError("unknown_battle", "There is no such battle.") from None
 
 
 def battle_stop(*, battle_id: object, rater: User) -> Battle:
@@ -354,7 +374,7 @@ def vote_cast(*, battle_id: object, rater: User, choice: object) -> Vote:
     """Record the rater's verdict. Every vote is kept; the reasons it may not count are
     recorded beside it as VoteFlag rows, never by changing or dropping the vote.
 
-    Its statements: the rater locked; the battle and its prompt locked, with both models; the
+    Its statements: the rater, the battle and its prompt locked, with both models; the
     battle's answers with their turns; the vote; integrity's tallies (one read); the flags, if
     any; the battle's status. The returned vote holds both models, for ``vote_reveal``."""
     if choice not in Vote.Choice.values:
@@ -366,19 +386,10 @@ def vote_cast(*, battle_id: object, rater: User, choice: object) -> Vote:
         with transaction.atomic():
             # Lock order: rater, battle, prompt. Locking the rater serialises one rater's
             # votes (daily cap, two tabs); locking the prompt serialises its cap count.
-            rater = User.objects.select_for_update().get(pk=rater.pk)
+            battle = _battle_to_vote(battle_id=battle_id, rater=rater)
+            rater = battle.rater
             if rater.is_banned:
                 raise ServiceError("banned", "Your account may not vote.")
-            # The battle and its prompt locked in one statement (in that order: FOR UPDATE OF
-            # locks each row of a result in the order it names the tables), its models read.
-            battle = _battle_of(
-                battle_id=battle_id,
-                rater=rater,
-                qs=Battle.objects.select_for_update(of=("self", "prompt")).select_related(
-                    "prompt", "model_a", "model_b"
-                ),
-            )
-            battle.rater = rater  # the row just locked: the vote copies its pool
             if battle.status == Battle.Status.VOTED and (
                 again := _same_vote(battle=battle, choice=choice)
             ):

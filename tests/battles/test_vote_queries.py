@@ -3,8 +3,10 @@ reads count."""
 
 from __future__ import annotations
 
+import uuid
 from datetime import timedelta
 
+import pytest
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
@@ -12,19 +14,20 @@ from django.utils import timezone
 from accounts.models import User
 from arena.battles.consumers import _vote_cast
 from arena.battles.models import Answer, Battle, GoldItem, Turn, Vote
-from arena.battles.services import battle_start
+from arena.battles.services import battle_start, vote_cast
+from arena.core.errors import ServiceError
 from arena.integrity.models import VoteFlag
 from arena.integrity.selectors import counted_votes, rater_gold_agreement, vote_tallies
 from tests.helpers import make_model
 from tests.votes import logged_vote
 
 # The socket's vote, its reveal included: the transaction's savepoint and its release (BEGIN
-# and COMMIT outside a test); the rater locked; the battle and its prompt locked, its models
-# read with it; the answers with their turns; the vote; integrity's tallies (every count in one
-# statement); the flags (one insert, only when there are any); the battle's status. The reveal
-# reads nothing. Before issue 28 the same vote made 22 (15 of them reads).
-VOTE_QUERIES = 9
-SELECTS = 4
+# and COMMIT outside a test); the rater, the battle and its prompt locked in one statement, its
+# models read with it; the answers with their turns; the vote; integrity's tallies (every count
+# in one statement); the flags (one insert, only when there are any); the battle's status. The
+# reveal reads nothing. Before issue 28 the same vote made 22 (20 statements, 15 of them reads).
+VOTE_QUERIES = 8
+SELECTS = 3
 
 
 def _ready(rater: User, text: str) -> Battle:
@@ -105,3 +108,24 @@ def test_the_tallies_count_what_each_definition_counts(alice, bob):
     theirs = logged_vote(bob, (m1, m2), ["Explain DNS."])
     again = vote_tallies(vote=theirs, since=timezone.now() + timedelta(hours=1))
     assert again == (4, 1, 0, (0, 0))
+
+
+def test_a_refused_vote_says_why_as_before_a_ban_first(alice, bob, two_models):
+    """The one locking statement finds only the rater's own battle; the refusals are the
+    ones a vote always gave, in the same order."""
+    battle = _ready(alice, "Explain DNS.")
+
+    def refusal(rater: User, battle_id: object) -> str:
+        with pytest.raises(ServiceError) as err:
+            vote_cast(battle_id=battle_id, rater=rater, choice="a")
+        return err.value.code
+
+    assert refusal(bob, battle.pk) == "not_your_battle"
+    assert refusal(alice, uuid.uuid4()) == "unknown_battle"
+    assert refusal(alice, "not a battle id") == "unknown_battle"
+    User.objects.filter(pk=bob.pk).update(banned_at=timezone.now())
+    assert refusal(bob, battle.pk) == "banned"
+    assert refusal(bob, "not a battle id") == "banned"
+    User.objects.filter(pk=alice.pk).update(banned_at=timezone.now())
+    assert refusal(alice, battle.pk) == "banned"
+    assert not Vote.objects.exists()
