@@ -25,6 +25,8 @@ from arena.battles.models import Turn, Vote
 from arena.core.errors import ServiceError
 from arena.datasets import selectors
 from arena.datasets.anonymise import PLACEHOLDERS, scrub
+from arena.images.selectors import image_bytes
+from arena.images.services import storage_name
 
 SCHEMA = "arena.open_dataset/1"
 
@@ -96,6 +98,7 @@ class DatasetResult:
     removed: Removed = field(default_factory=Removed)
     salt_source: str = ""
     filters: dict[str, object] = field(default_factory=dict)
+    images: int = 0  # image files written beside the rows (0: hashes only)
 
 
 def dataset_export(
@@ -105,8 +108,18 @@ def dataset_export(
     include_simulated: bool = False,
     since: datetime | None = None,
     until: datetime | None = None,
+    images_dir: Path | None = None,
 ) -> DatasetResult:
-    """Write the release (JSONL, one counted vote a line) and its datasheet (Markdown)."""
+    """Write the release (JSONL, one counted vote a line) and its datasheet (Markdown); with
+    ``images_dir``, the rows' image files there too (by hash), where the raters' terms allow
+    it (DATASET_IMAGES); otherwise the rows name the images by hash only."""
+    if images_dir is not None and not settings.DATASET_IMAGES:
+        raise ServiceError(
+            "images_not_public",
+            "The raters' images are not published unless their terms say so: set "
+            "DATASET_IMAGES=true once they do, or leave out --include-images (rows keep the "
+            "images' hashes).",
+        )
     salt = settings.DATASET_SALT
     result = DatasetResult(salt_source="DATASET_SALT" if salt else "drawn for this run")
     salt = salt or secrets.token_hex(32)
@@ -127,10 +140,28 @@ def dataset_export(
                     batch = []
             _write_batch(fh, batch, salt, result, raters)
         result.raters = len(raters)
+        if images_dir is not None:
+            result.images = _images_write(images_dir, votes)
         datasheet.write_text(datasheet_text(result), encoding="utf-8")
     except OSError as exc:
         raise ServiceError("write_failed", f"Cannot write: {exc.strerror or exc}") from None
     return result
+
+
+def _images_write(folder: Path, votes) -> int:
+    """Each released vote's images, once each, as ``<sha256>.<ext>`` in ``folder``."""
+    folder.mkdir(parents=True, exist_ok=True)
+    written = set()
+    for records in votes.exclude(images=[]).values_list("images", flat=True).iterator(500):
+        for record in records:
+            if record["sha256"] in written:
+                continue
+            name = storage_name(sha256=record["sha256"], content_type=record["type"])
+            (folder / name).write_bytes(
+                image_bytes(sha256=record["sha256"], content_type=record["type"])
+            )
+            written.add(record["sha256"])
+    return len(written)
 
 
 def _write_batch(fh, batch: list[Vote], salt: str, result: DatasetResult, raters: set) -> None:
@@ -166,6 +197,7 @@ def datasheet_text(result: DatasetResult) -> str:
         "- Only votes that count (integrity's `counted_votes`): no open flag.",
         f"- Simulated (demo) votes: {'included, each marked' if result.filters['include_simulated'] else 'left out'}",  # noqa: E501
         f"- Since: {_when(result.filters['since'])}; until: {_when(result.filters['until'])}",
+        f"- Images: {f'{result.images} file(s) beside the rows' if result.images else 'hashes, types and sizes only'}",  # noqa: E501
         "",
         "## Left out (per reason, first that applies)",
         *([f"- {k}: {v}" for k, v in sorted(result.left_out.items())] or ["- none"]),

@@ -195,3 +195,6 @@ INTEGRITY = {
 # The open dataset's rater pseudonyms (arena/datasets/release.py): a keyed hash under this salt.
 # Set it to keep pseudonyms stable across releases; empty: a salt drawn per export, never written.
 DATASET_SALT = env.str("DATASET_SALT", default="")
+# Whether the raters' terms let their attached images be published: only then may the open
+# dataset carry the image files (export_dataset --include-images); its rows name them by hash.
+DATASET_IMAGES = env.bool("DATASET_IMAGES", default=False)

@@ -1,13 +1,19 @@
 from __future__ import annotations
 
+import hashlib
 import io
 import json
 
+import pytest
 from django.core.management import call_command
+from django.core.management.base import CommandError
 
+from arena.images.selectors import image_records
+from arena.images.services import image_store
 from arena.integrity.models import VoteFlag
 from arena.integrity.services import vote_flag
 from tests.helpers import make_user
+from tests.images.pictures import picture
 
 # Personal data in prompts, follow-ups, system prompts and answers: none may reach the file.
 SECRETS = {
@@ -88,3 +94,26 @@ def test_flagged_votes_are_left_out_and_counted_per_reason(make_vote, alice, sta
     assert [r["battle_id"] for r in rows] == [str(kept.battle_id)]
     assert rows[0]["choice"] == "tie"
     assert "- admin: 1" in sheet and "Votes: 1 (tie 1)" in sheet
+
+
+def test_image_files_are_released_only_when_the_raters_terms_allow_it(
+    make_vote, alice, tmp_path, settings
+):
+    image = image_store(user=alice, data=picture("PNG"))
+    make_vote(alice, "a", images=image_records([image]))
+    rows, _, sheet = export_dataset(tmp_path)
+    assert rows[0]["images"] == [
+        {"sha256": image.sha256, "type": "image/png", "size": image.size_bytes}
+    ]
+    assert "- Images: hashes, types and sizes only" in sheet
+    folder = tmp_path / "images"
+    with pytest.raises(CommandError, match="DATASET_IMAGES=true"):
+        export_dataset(tmp_path, "--include-images", str(folder))
+    assert not folder.exists()
+
+    settings.DATASET_IMAGES = True
+    rows, _, sheet = export_dataset(tmp_path, "--include-images", str(folder))
+
+    written = (folder / f"{image.sha256}.png").read_bytes()
+    assert hashlib.sha256(written).hexdigest() == image.sha256
+    assert "- Images: 1 file(s) beside the rows" in sheet

@@ -26,13 +26,21 @@ class Command(BaseCommand):
         parser.add_argument("--since", help="Votes cast at or after this ISO date or date-time.")
         parser.add_argument("--until", help="Votes cast before this ISO date or date-time.")
         parser.add_argument(
+            "--include-images",
+            type=Path,
+            metavar="DIR",
+            help="Write the rows' image files to DIR (only with DATASET_IMAGES=true: the "
+            "raters' terms must allow it); without it rows carry image hashes only.",
+        )
+        parser.add_argument(
             "--include-simulated",
             action="store_true",
             help="Include the demo's simulated votes (each row marked).",
         )
 
     def handle(self, *args, output: Path, datasheet: Path | None, since: str | None,
-               until: str | None, include_simulated: bool, **options) -> None:  # fmt: skip
+               until: str | None, include_simulated: bool, include_images: Path | None,
+               **options) -> None:  # fmt: skip
         try:
             window = {k: parse_since(v) if v else None for k, v in (("since", since),
                                                                    ("until", until))}  # fmt: skip
@@ -40,7 +48,7 @@ class Command(BaseCommand):
             raise CommandError(str(exc)) from None
         sheet = datasheet or output.with_name(f"{output.stem}.datasheet.md")
         try:
-            result = dataset_export(output=output, datasheet=sheet,
+            result = dataset_export(output=output, datasheet=sheet, images_dir=include_images,
                                     include_simulated=include_simulated, **window)  # fmt: skip
         except ServiceError as exc:
             raise CommandError(exc.message) from None
