@@ -2,12 +2,11 @@
 write after it (the generation engine runs the stream between them), and sending a turn's
 answers to the workers.
 
-Claim and finish are a worker's whole database work per answer, so their common path is a
-few plain statements, each its own transaction: a claim is one statement (its rows locked and
-the answer marked running together), a complete answer's finish two (its row written, then
-the battle told, in a statement that starts once that write is committed). Whatever is not
-the common path (an answer finished, running or failed already, a battle void, an answer that
-failed) takes the locked, ORM path that the common one stands for."""
+Claim and finish are a worker's whole database work per answer, so their common path is one
+statement each, its own transaction: a claim locks its rows and marks the answer running, a
+complete answer's finish writes it and, with the other side's complete, moves the battle on.
+Whatever is not the common path (an answer finished, running or failed already, a battle
+void, an answer that failed) takes the locked ORM path the common one stands for."""
 
 from __future__ import annotations
 
@@ -270,26 +269,51 @@ def _claim_locked(*, answer_id: int) -> GenerationJob | None:
 
 
 _TERMINAL = sorted(Answer.TERMINAL)
-# The answer written unless it has ended already (the sweep failed it, an earlier try wrote
-# it); its row lock is the only one taken.
+# One statement, so its writes are seen together: the turn's answers locked in order (of the
+# two sides' finishes, the second waits for the first to commit, and then reads its answer as
+# committed), this answer written unless it has ended already (the sweep failed it, an earlier
+# try wrote it), and, if that leaves both complete, the battle waiting for its rater: both
+# answers of its last turn complete and nobody has watched them to the end yet, so it is
+# offered again instead of staying generating for good (a socket gone mid-stream, a reloaded
+# tab that ignored the offer). Watching it to the end (turn_mark_shown) makes it ready; the
+# sweep abandons it once its streams are gone.
 _FINISH_SQL = """
-UPDATE {answer} SET {columns}
-WHERE id = %(answer_id)s AND status <> ALL(%(terminal)s)
-RETURNING status
+WITH locked AS (
+    SELECT id, status FROM {answer} WHERE turn_id = %(turn_id)s ORDER BY id FOR UPDATE
+), written AS (
+    UPDATE {answer} SET {columns}
+    FROM locked
+    WHERE {answer}.id = %(answer_id)s AND locked.id = %(answer_id)s
+    AND locked.status <> ALL(%(terminal)s)
+    RETURNING {answer}.status
+), final AS (
+    SELECT COALESCE(
+        (SELECT status FROM written), (SELECT status FROM locked WHERE id = %(answer_id)s)
+    ) AS status
+), waiting AS (
+    UPDATE {battle} SET status = %(waiting)s
+    WHERE id = %(battle_id)s AND status = %(generating)s
+    AND (SELECT status FROM final) = %(ok)s
+    AND NOT EXISTS (SELECT 1 FROM locked WHERE id <> %(answer_id)s AND status <> %(ok)s)
+    AND NOT EXISTS (
+        SELECT 1 FROM {turn}
+        WHERE battle_id = %(battle_id)s
+        AND (index > %(index)s OR (id = %(turn_id)s AND shown_at IS NOT NULL))
+    )
+    RETURNING id
+)
+SELECT status FROM final
 """.format(
-    answer=Answer._meta.db_table,
     columns=", ".join(
         f"{Answer._meta.get_field(name).column} = %({name})s" for name in FINISH_FIELDS
     ),
+    **_tables(),
 )
 
 
 def answer_finish(*, answer_id: int, result: StreamResult, memo: Claimed | None = None) -> str:
     """Write the finished stream onto its answer once; the answer's final status. ``memo``:
-    what its claim read (read again without it).
-
-    Called outside any transaction (as the worker calls it), each statement commits on its
-    own: that is what lets the second of a turn's two finishes see the first's answer."""
+    what its claim read (read again without it)."""
     if result.status != Answer.Status.OK:
         return _finish_failed(answer_id=answer_id, result=result)
     if memo is None:
@@ -303,12 +327,21 @@ def answer_finish(*, answer_id: int, result: StreamResult, memo: Claimed | None 
         )
     data = _finish_data(model=memo.model, started_at=memo.started_at, result=result)
     with connection.cursor() as cursor:
-        cursor.execute(_FINISH_SQL, {**data, "answer_id": answer_id, "terminal": _TERMINAL})
-        row = cursor.fetchone()
-    status = row[0] if row else Answer.objects.values_list("status", flat=True).get(pk=answer_id)
-    if status == Answer.Status.OK:
-        # Also when an earlier try wrote the answer but failed before this: it is idempotent.
-        _turn_finished(claimed=memo)
+        cursor.execute(
+            _FINISH_SQL,
+            {
+                **data,
+                "answer_id": answer_id,
+                "battle_id": memo.battle_id,
+                "turn_id": memo.turn_id,
+                "index": memo.turn_index,
+                "terminal": _TERMINAL,
+                "ok": Answer.Status.OK,
+                "waiting": Battle.Status.WAITING,
+                "generating": Battle.Status.GENERATING,
+            },
+        )
+        (status,) = cursor.fetchone()
     return status
 
 
@@ -346,39 +379,3 @@ def _finish_failed(*, answer_id: int, result: StreamResult) -> str:
     model_update(instance=answer, fields=FINISH_FIELDS, data=data)
     battle_void(battle_id=answer.turn.battle_id, reason=f"answer failed: {result.error_kind}")
     return answer.status
-
-
-# Both answers of the battle's last turn are complete and nobody has watched them to the end
-# yet: the battle waits for its rater instead of staying generating for good (a socket gone
-# mid-stream, a reloaded tab that ignored the offer). Watching it to the end (turn_mark_shown)
-# makes it ready; the sweep abandons it once its streams are gone.
-#
-# Each finish runs this once its own answer is committed, as a statement of its own: of the
-# two sides' finishes, whichever starts this second sees both answers complete (each
-# statement reads what is committed when it starts), and the battle row's lock lets only one
-# of them change it.
-_TURN_FINISHED_SQL = """
-UPDATE {battle} SET status = %(waiting)s
-WHERE id = %(battle_id)s AND status = %(generating)s
-AND NOT EXISTS (
-    SELECT 1 FROM {turn}
-    WHERE battle_id = %(battle_id)s
-    AND (index > %(index)s OR (id = %(turn_id)s AND shown_at IS NOT NULL))
-)
-AND NOT EXISTS (SELECT 1 FROM {answer} WHERE turn_id = %(turn_id)s AND status <> %(ok)s)
-""".format(**_tables())
-
-
-def _turn_finished(*, claimed: Claimed) -> None:
-    with connection.cursor() as cursor:
-        cursor.execute(
-            _TURN_FINISHED_SQL,
-            {
-                "battle_id": claimed.battle_id,
-                "turn_id": claimed.turn_id,
-                "index": claimed.turn_index,
-                "waiting": Battle.Status.WAITING,
-                "generating": Battle.Status.GENERATING,
-                "ok": Answer.Status.OK,
-            },
-        )

@@ -79,6 +79,11 @@ def entry_order(entry_id: str) -> tuple[int, ...]:
 class AnswerStreams(Protocol):
     async def append(self, key: str, text: str) -> None: ...
 
+    def put(self, key: str, text: str) -> asyncio.Future:
+        """``append`` without waiting: the text goes in the next write, joined to any of this
+        stream's text still waiting for it; the future is done once it is written."""
+        ...
+
     async def finish(self, key: str, status: str) -> None: ...
 
     async def read(self, cursors: dict[str, str]) -> list[Entry]:
@@ -142,7 +147,10 @@ class RedisStreams:
         return state
 
     async def append(self, key: str, text: str) -> None:
-        await self._state().write(key, {"t": text})
+        await self.put(key, text)
+
+    def put(self, key: str, text: str) -> asyncio.Future:
+        return self._state().write(key, {"t": text})
 
     async def finish(self, key: str, status: str) -> None:
         await self._state().write(key, {"done": status})
@@ -179,12 +187,9 @@ class RedisStreams:
         return {key for key, n in zip(keys, found, strict=True) if n}
 
     async def beat(self, keys: list[str], ttl_s: float) -> set[str]:
-        pipe = self._state().client.pipeline(transaction=False)
-        for key in keys:
-            pipe.set(heartbeat_key(key), "1", px=int(ttl_s * 1000))
-            pipe.exists(stop_key(key))
-        got = await pipe.execute()
-        return {key for key, stopped in zip(keys, got[1::2], strict=True) if stopped}
+        marks = [mark for key in keys for mark in (heartbeat_key(key), stop_key(key))]
+        stopped = await self._state().beat_script(keys=marks, args=[int(ttl_s * 1000)])
+        return {keys[i - 1] for i in stopped}
 
     def stop(self, keys: list[str]) -> None:
         if not keys:
@@ -235,13 +240,30 @@ for i, key in ipairs(KEYS) do
 end
 """
 
+# Heartbeats, the same way: KEYS are each answer's heartbeat mark and its stop mark, in pairs;
+# ARGV[1], how long the heartbeat lasts (ms). The answers asked to stop, by their place (1-based).
+_BEAT_LUA = """
+local stopped = {}
+for i = 1, #KEYS, 2 do
+    redis.call('SET', KEYS[i], '1', 'PX', ARGV[1])
+    if redis.call('EXISTS', KEYS[i + 1]) == 1 then
+        stopped[#stopped + 1] = (i + 1) / 2
+    end
+end
+return stopped
+"""
+
 
 class _LoopState:
     def __init__(self, url: str, client) -> None:
         self.url = url
         self.client = client
         self.append_script = client.register_script(_APPEND_LUA)
+        self.beat_script = client.register_script(_BEAT_LUA)
         self.queue: list[tuple[str, dict[str, str], asyncio.Future]] = []
+        # Each stream's text entry in the queue that nothing has followed yet: more text for
+        # that stream joins it (one entry, one future) instead of queueing an entry of its own.
+        self.open: dict[str, tuple[dict[str, str], asyncio.Future]] = {}
         self.writer: asyncio.Task | None = None
         # The streams this loop is writing (appended to, not yet finished), with when each was
         # last written: a writer that died without finishing is forgotten after STALE_S.
@@ -252,12 +274,18 @@ class _LoopState:
 
     def write(self, key: str, fields: dict[str, str]) -> asyncio.Future:
         loop = asyncio.get_running_loop()
-        done = loop.create_future()
-        self.queue.append((key, fields, done))
         if "done" in fields:
+            self.open.pop(key, None)
             self.writing.pop(key, None)
         else:
             self.writing[key] = loop.time()
+            if (waiting := self.open.get(key)) is not None:
+                waiting[0]["t"] += fields["t"]
+                return waiting[1]
+        done = loop.create_future()
+        self.queue.append((key, fields, done))
+        if "done" not in fields:
+            self.open[key] = (fields, done)
         if self.writer is None:
             self.writer = loop.create_task(self._drain())
         return done
@@ -277,7 +305,7 @@ class _LoopState:
             while self.queue:
                 if wait := self._wait_s():
                     await asyncio.sleep(wait)
-                batch, self.queue = self.queue, []
+                batch, self.queue, self.open = self.queue, [], {}
                 args: list[object] = [KEEP_LIVE_S]
                 for _, fields, _ in batch:
                     for pair in fields.items():
@@ -320,6 +348,12 @@ class MemoryStreams:
 
     async def append(self, key: str, text: str) -> None:
         self._add(key, text, "")
+
+    def put(self, key: str, text: str) -> asyncio.Future:
+        self._add(key, text, "")
+        written = asyncio.get_running_loop().create_future()
+        written.set_result(None)
+        return written
 
     async def finish(self, key: str, status: str) -> None:
         self._add(key, "", status)

@@ -23,8 +23,13 @@ from django.db import InterfaceError, OperationalError
 
 from arena.backends.base import Backend, ChatRequest
 from arena.core.answers import AnswerStatus
-from arena.generation.runner import Coalescer, StreamResult, stream_answer
-from arena.generation.streams import HEARTBEAT_EVERY_S, HEARTBEAT_TTL_S, answer_streams
+from arena.generation.runner import StreamResult, stream_answer
+from arena.generation.streams import (
+    HEARTBEAT_EVERY_S,
+    HEARTBEAT_TTL_S,
+    AnswerStreams,
+    answer_streams,
+)
 
 
 @dataclass
@@ -170,19 +175,49 @@ async def answer_generate(answer_id: int, *, claim: Claim, finish: Finish) -> No
         await _stream(answer_id, job, stop, finish)
 
 
+class _Pieces:
+    """An answer's text on its way to its stream: each piece is put at once, joining any of
+    its text still waiting for the stream's next write, so a piece costs no task and no wait
+    of its own; a write that failed is raised at the next piece, and at the end."""
+
+    def __init__(self, streams: AnswerStreams, key: str) -> None:
+        self._put = partial(streams.put, key)
+        self._last: asyncio.Future | None = None
+        self._failed: BaseException | None = None
+
+    async def add(self, text: str) -> None:
+        if self._failed is not None:
+            raise self._failed
+        written = self._put(text)
+        if written is not self._last:
+            self._last = written
+            written.add_done_callback(self._check)
+
+    def _check(self, written: asyncio.Future) -> None:
+        if self._failed is None and not written.cancelled():
+            self._failed = written.exception()
+
+    async def flush(self) -> None:
+        """Everything added so far, written; the first failure raised."""
+        if self._last is not None:
+            await self._last
+        if self._failed is not None:
+            raise self._failed
+
+
 async def _stream(answer_id: int, job: GenerationJob, stop: asyncio.Event, finish: Finish) -> None:
     streams = answer_streams()
-    coalescer = Coalescer(partial(streams.append, job.key))
+    pieces = _Pieces(streams, job.key)
     result: StreamResult = await stream_answer(
         job.backend,
         job.request,
-        on_delta=coalescer.add,
+        on_delta=pieces.add,
         max_chars=job.max_chars,
         timeout_s=job.timeout_s,
         stop=stop,
     )
     try:
-        await coalescer.flush()
+        await pieces.flush()
     except Exception:
         # Text the rater never got cannot make a complete answer: it fails, and so the battle.
         log.exception("writing answer %s's stream failed", answer_id)

@@ -1,5 +1,5 @@
-"""A worker's database work per answer: a claim is one statement, a complete answer's finish
-two, and they ask and write what the locked path would."""
+"""A worker's database work per answer: a claim is one statement, and so is a complete
+answer's finish; they ask and write what the locked path would."""
 
 from __future__ import annotations
 
@@ -26,7 +26,7 @@ def pending_battle(rater) -> tuple[Battle, list[Answer]]:
     return battle, list(Answer.objects.filter(turn__battle=battle).order_by("side"))
 
 
-def test_a_claim_is_one_statement_and_a_complete_answers_finish_two(
+def test_a_claim_is_one_statement_and_so_is_a_complete_answers_finish(
     alice, two_models, django_assert_num_queries
 ):
     battle, answers = pending_battle(alice)
@@ -37,7 +37,7 @@ def test_a_claim_is_one_statement_and_a_complete_answers_finish_two(
         answer.refresh_from_db()
         assert answer.status == Answer.Status.RUNNING and answer.started_at is not None
     for answer, job in zip(answers, jobs, strict=True):
-        with django_assert_num_queries(2):
+        with django_assert_num_queries(1):
             status = answer_finish(answer_id=answer.pk, result=complete(), memo=job.memo)
         assert status == Answer.Status.OK
         battle.refresh_from_db()
