@@ -184,8 +184,8 @@ class BattleConsumer(AsyncWebsocketConsumer):
                 "resumed": True,
                 "earlier": earlier,
                 "text": text,
-                # The same for both sides, and the rater's own: nothing of either model.
-                "images": [reverse("image", args=[i["sha256"]]) for i in battle.images],
+                # An image battle's images: the same for both sides, the rater's own.
+                **_images_shown(battle),
             }
         )
         self._watch(turn)
@@ -334,6 +334,13 @@ class BattleConsumer(AsyncWebsocketConsumer):
 
 # Each action's database work, in one call each, so an action costs one trip to the database
 # thread and one connection.
+
+
+def _images_shown(battle: Battle) -> dict:
+    """The page shows an image battle's images above both panes again: their addresses."""
+    if not battle.images:
+        return {}
+    return {"images": [reverse("image", args=[i["sha256"]]) for i in battle.images]}
 
 
 def _battle_begin(

@@ -15,7 +15,7 @@ from arena.images.selectors import images_for_turn
 from tests.helpers import PASSWORD
 from tests.images.pictures import picture
 
-pytestmark = pytest.mark.django_db
+pytestmark = pytest.mark.django_db(transaction=True)
 
 
 def _client(user) -> Client:
@@ -117,3 +117,12 @@ def test_a_turn_takes_only_the_raters_own_images_and_at_most_the_limit(alice, bo
     with pytest.raises(ServiceError) as refused:
         images_for_turn(user=bob, hashes=shas[:1])
     assert refused.value.code == "not_found"
+
+
+def test_uploads_past_the_raters_limit_are_refused_and_keep_nothing(alice, settings):
+    settings.RATELIMITS = {**settings.RATELIMITS, "image_upload": {"user": "1/m", "network": None}}
+    client = _client(alice)
+    assert _upload(client, picture("PNG")).status_code == 201
+    refused = _upload(client, picture("PNG", colour=(1, 2, 3)))
+    assert refused.status_code == 429 and "images uploaded" in refused.content.decode()
+    assert PromptImage.objects.count() == 1
