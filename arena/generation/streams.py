@@ -246,9 +246,7 @@ _BEAT_LUA = """
 local stopped = {}
 for i = 1, #KEYS, 2 do
     redis.call('SET', KEYS[i], '1', 'PX', ARGV[1])
-    if redis.call('EXISTS', KEYS[i + 1]) == 1 then
-        stopped[#stopped + 1] = (i + 1) / 2
-    end
+    if redis.call('EXISTS', KEYS[i + 1]) == 1 then stopped[#stopped + 1] = (i + 1) / 2 end
 end
 return stopped
 """
