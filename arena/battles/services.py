@@ -10,7 +10,7 @@ from datetime import datetime
 
 from django.conf import settings
 from django.db import IntegrityError, transaction
-from django.db.models import Exists, F, OuterRef
+from django.db.models import Exists, F, OuterRef, Subquery
 from django.utils import timezone
 
 from accounts.models import User
@@ -327,19 +327,18 @@ def battle_follow_up(*, battle_id: object, rater: User, text: object) -> Turn:
 
 @transaction.atomic
 def turn_mark_shown(*, turn_id: int, at: datetime | None = None) -> Battle:
-    """Both answers of the turn have been fully shown: the vote clock starts now."""
-    turn = Turn.objects.select_for_update().select_related("battle").get(pk=turn_id)
-    if turn.shown_at is None:
-        turn.shown_at = at or timezone.now()
-        turn.save(update_fields=["shown_at"])
-    battle = turn.battle
-    statuses = set(turn.answers.values_list("status", flat=True))
+    """Both answers of the turn have been fully shown: the vote clock starts now (the first
+    time only). Three statements on the socket's one thread: the turn's time (its row locked
+    while another showing of it waits), the battle made ready where it may be, the battle."""
+    Turn.objects.filter(pk=turn_id, shown_at__isnull=True).update(shown_at=at or timezone.now())
     # Waiting: its answers had all finished before anyone watched them to the end (a tab
-    # reloaded, a resume); watched now, it may be voted on.
-    if battle.status in Battle.UNWATCHED and statuses == {Answer.Status.OK}:
-        battle.status = Battle.Status.READY
-        battle.save(update_fields=["status"])
-    return battle
+    # reloaded, a resume); watched now, it may be voted on once every answer is complete.
+    unfinished = Answer.objects.filter(turn_id=turn_id).exclude(status=Answer.Status.OK)
+    Battle.objects.filter(
+        pk=Subquery(Turn.objects.filter(pk=turn_id).values("battle_id")),
+        status__in=Battle.UNWATCHED,
+    ).exclude(Exists(unfinished)).update(status=Battle.Status.READY)
+    return Battle.objects.get(turns__pk=turn_id)
 
 
 def _answer_tokens(answer: Answer) -> int:
