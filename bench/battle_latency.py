@@ -145,7 +145,7 @@ def row(n: int, job: dict, web: list, workers: list, profile: Path | None) -> di
     base = client({**job, "path": "direct", "battles": n, "tag": tag})
     paced = client({**job, "path": "paced", "battles": n, "tag": tag})
     start_queries(reset=True)
-    spies = profiling(profile, n, web, workers) if profile else []
+    spies = stacks.spies_start(profile, str(n), web, workers) if profile else []
     before = cpu(web), cpu(workers)
     got = client({**job, "path": "pipeline", "battles": n, "tag": tag})
     time.sleep(0.5)  # the servers' last work on this load (closing sockets)
@@ -206,23 +206,6 @@ def row(n: int, job: dict, web: list, workers: list, profile: Path | None) -> di
         "cpu": web_s + worker_s,
         **got,
     }
-
-
-def profiling(profile: Path, n: int, web: list, workers: list) -> list[subprocess.Popen]:
-    """py-spy sampling each server and worker (active threads only) until told to stop."""
-    profile.mkdir(parents=True, exist_ok=True)
-    spy = str(Path(sys.executable).with_name("py-spy"))
-    spies = []
-    for kind, procs in (("web", web), ("worker", workers)):
-        for i, proc in enumerate(procs):
-            out = profile / f"{kind}-{n}-{i}.txt"
-            args = [spy, "record", "--pid", str(proc.pid), "--format", "raw", "-o", str(out)]
-            args += ["--rate", "200", "--nonblocking"]
-            spies.append(
-                subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-            )
-    time.sleep(1.0)  # py-spy attached before the load begins
-    return spies
 
 
 def targets(rows: list[dict]) -> None:

@@ -206,6 +206,18 @@ def only_mock_models(prefix: str, backend_settings: dict, **defaults: Any) -> No
         )
 
 
+def raters(tag: str, n: int) -> list[Any]:
+    """``n`` new raters with verified addresses, ``<tag>-<i>@bench.local``."""
+    from accounts.models import User
+
+    users = []
+    for i in range(n):
+        user = User.objects.create_user(f"{tag}-{i}@bench.local", password=None)
+        verify_email(user)
+        users.append(user)
+    return users
+
+
 def verify_email(user: Any) -> None:
     """The user's address, verified and primary, and the rater's terms accepted: enough to
     rate."""

@@ -45,15 +45,8 @@ CSRF = "b" * 32  # the CSRF secret this bench's clients present as cookie and he
 
 
 def seed(n: int) -> list:
-    from accounts.models import User
-
     common.only_mock_models("ImageBench", MOCK, takes_images=True)
-    users = []
-    for i in range(n):
-        user = User.objects.create_user(f"images-{RUN}-{i}@bench.local", password=None)
-        common.verify_email(user)
-        users.append(user)
-    return users
+    return common.raters(f"images-{RUN}", n)
 
 
 async def upload(port: int, cookie: str, image: bytes, times: dict | None = None) -> str:

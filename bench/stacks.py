@@ -9,11 +9,32 @@ from __future__ import annotations
 
 import argparse
 import re
+import subprocess
+import sys
+import time
 from collections import Counter
 from pathlib import Path
 
 # py-spy's frame: "function (path/to/file.py:line)"; the line goes, so a function is one row.
 _LINE = re.compile(r":\d+\)$")
+
+
+def spies_start(profile: Path, label: str, web: list, workers: list) -> list[subprocess.Popen]:
+    """py-spy sampling each server and worker (active threads only) into ``profile`` until told
+    to stop (SIGINT), one raw file each: ``<web|worker>-<label>-<i>.txt``."""
+    profile.mkdir(parents=True, exist_ok=True)
+    spy = str(Path(sys.executable).with_name("py-spy"))
+    spies = []
+    for kind, procs in (("web", web), ("worker", workers)):
+        for i, proc in enumerate(procs):
+            out = profile / f"{kind}-{label}-{i}.txt"
+            args = [spy, "record", "--pid", str(proc.pid), "--format", "raw", "-o", str(out)]
+            args += ["--rate", "200", "--nonblocking"]
+            spies.append(
+                subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            )
+    time.sleep(1.0)  # py-spy attached before the load begins
+    return spies
 
 
 def frame_name(frame: str) -> str:

@@ -35,7 +35,6 @@ import asyncio
 import os
 import random
 import signal
-import subprocess
 import sys
 import time
 import uuid
@@ -86,15 +85,8 @@ class Tally:
 
 def seed(n_clients: int) -> list[Any]:
     """Two fast mock models (the only active ones) and this run's raters, verified."""
-    from accounts.models import User
-
     common.only_mock_models("Flood", MOCK)
-    users = []
-    for i in range(n_clients):
-        user = User.objects.create_user(f"flood-{RUN}-{i}@bench.local", password=None)
-        common.verify_email(user)
-        users.append(user)
-    return users
+    return common.raters(f"flood-{RUN}", n_clients)
 
 
 def networks(count: int) -> list[str]:
@@ -200,23 +192,6 @@ def busiest_windows(users: list[Any], n_networks: int) -> dict[str, tuple[int, s
         windows = Counter((network[r], int(at.timestamp() // period)) for r, at in rows)
         out[action] = (max(windows.values(), default=0), rate)
     return out
-
-
-def profiling(profile: Path, web: list, workers: list) -> list[subprocess.Popen]:
-    """py-spy sampling each server and the worker (active threads only) until told to stop."""
-    profile.mkdir(parents=True, exist_ok=True)
-    spy = str(Path(sys.executable).with_name("py-spy"))
-    spies = []
-    for kind, procs in (("web", web), ("worker", workers)):
-        for i, proc in enumerate(procs):
-            out = profile / f"flood-{kind}-{i}.txt"
-            args = [spy, "record", "--pid", str(proc.pid), "--format", "raw", "-o", str(out)]
-            args += ["--rate", "200", "--nonblocking"]
-            spies.append(
-                subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-            )
-    time.sleep(1.0)  # py-spy attached before the flood begins
-    return spies
 
 
 def cpu(procs: list) -> float:
@@ -346,7 +321,7 @@ def main() -> int:
             common.wait_until_serving(port, server, log)
         web = [server for _, server, _ in servers]
         if args.profile:
-            spies = profiling(args.profile, web, worker)
+            spies = stacks.spies_start(args.profile, "flood", web, worker)
         before = cpu(web), cpu(worker)
         began = time.monotonic()
         tally = asyncio.run(flood(ports, clients, args.battles, args.time_limit))

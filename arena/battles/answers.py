@@ -98,6 +98,17 @@ class Claimed:
     turn_id: int
     turn_index: int
 
+    @classmethod
+    def of(cls, answer: Answer) -> Claimed:
+        """From a claimed answer, its turn and model read with it."""
+        return cls(
+            model=answer.model,
+            started_at=answer.started_at,
+            battle_id=answer.turn.battle_id,
+            turn_id=answer.turn_id,
+            turn_index=answer.turn.index,
+        )
+
 
 def _tables() -> dict[str, str]:
     return {
@@ -204,13 +215,7 @@ def _job(answer: Answer, backend: Backend) -> GenerationJob:
         request=answer_conversation(answer),
         timeout_s=conf["TURN_DEADLINE_S"],
         max_chars=conf["ANSWER_MAX_CHARS"],
-        memo=Claimed(
-            model=answer.model,
-            started_at=answer.started_at,
-            battle_id=answer.turn.battle_id,
-            turn_id=answer.turn_id,
-            turn_index=answer.turn.index,
-        ),
+        memo=Claimed.of(answer),
     )
 
 
@@ -317,14 +322,7 @@ def answer_finish(*, answer_id: int, result: StreamResult, memo: Claimed | None 
     if result.status != Answer.Status.OK:
         return _finish_failed(answer_id=answer_id, result=result)
     if memo is None:
-        answer = Answer.objects.select_related("turn", "model").get(pk=answer_id)
-        memo = Claimed(
-            model=answer.model,
-            started_at=answer.started_at,
-            battle_id=answer.turn.battle_id,
-            turn_id=answer.turn_id,
-            turn_index=answer.turn.index,
-        )
+        memo = Claimed.of(Answer.objects.select_related("turn", "model").get(pk=answer_id))
     data = _finish_data(model=memo.model, started_at=memo.started_at, result=result)
     with connection.cursor() as cursor:
         cursor.execute(

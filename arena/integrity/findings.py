@@ -46,29 +46,16 @@ def vote_findings(
         findings.append((Reason.IDENTICAL_ANSWERS, "both sides gave the same text"))
     day_start = vote.created_at.replace(hour=0, minute=0, second=0, microsecond=0)
     tallies = vote_tallies(vote=vote, since=day_start)  # the vote's rater is ``rater``
-    earlier = tallies.on_prompt
-    if earlier >= conf["PROMPT_BATTLE_CAP"]:
-        findings.append(
-            (
-                Reason.PROMPT_CAP,
-                f"{earlier} counted votes on this prompt already; "
-                f"the cap is {conf['PROMPT_BATTLE_CAP']}",
-            )
-        )
-    mine = tallies.rater_on_prompt
-    if mine >= conf["RATER_PROMPT_REUSE_CAP"]:
-        findings.append(
-            (
-                Reason.PROMPT_CAP,
-                f"the rater used this prompt in {mine} counted votes "
-                f"already; the cap is {conf['RATER_PROMPT_REUSE_CAP']}",
-            )
-        )
-    today = tallies.rater_since
-    if today >= conf["DAILY_VOTE_CAP"]:
-        findings.append(
-            (Reason.DAILY_CAP, f"{today} counted votes today; the cap is {conf['DAILY_VOTE_CAP']}")
-        )
+    caps = (
+        (Reason.PROMPT_CAP, "PROMPT_BATTLE_CAP", tallies.on_prompt,
+         "{n} counted votes on this prompt already"),
+        (Reason.PROMPT_CAP, "RATER_PROMPT_REUSE_CAP", tallies.rater_on_prompt,
+         "the rater used this prompt in {n} counted votes already"),
+        (Reason.DAILY_CAP, "DAILY_VOTE_CAP", tallies.rater_since, "{n} counted votes today"),
+    )  # fmt: skip
+    for reason, cap, n, said in caps:
+        if n >= conf[cap]:
+            findings.append((reason, f"{said.format(n=n)}; the cap is {conf[cap]}"))
     answered, agreed = tallies.gold
     if answered >= conf["GOLD_MIN_ANSWERED"] and agreed / answered < conf["GOLD_MIN_AGREEMENT"]:
         findings.append((Reason.LOW_AGREEMENT, f"agreed on {agreed} of {answered} gold battles"))
