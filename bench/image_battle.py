@@ -92,10 +92,12 @@ async def round_of(port: int, cookies: list[str], images: list[bytes], times: di
     """Every rater starts at once, half with an image uploaded beforehand: the same load."""
     half = len(cookies) // 2
     hashes = [[await upload(port, c, images[i])] for i, c in enumerate(cookies[:half])]
-    await asyncio.gather(
-        *(battle(port, c, hashes[i], times["image"]) for i, c in enumerate(cookies[:half])),
-        *(battle(port, c, [], times["text"]) for c in cookies[half:]),
-    )
+    # Interleaved, image then text: neither kind's starts are all sent first.
+    starts = []
+    for i in range(half):
+        starts.append(battle(port, cookies[i], hashes[i], times["image"]))
+        starts.append(battle(port, cookies[half + i], [], times["text"]))
+    await asyncio.gather(*starts)
 
 
 def fresh() -> dict:
