@@ -57,9 +57,10 @@ async def upload(port: int, cookie: str, image: bytes, times: dict | None = None
     async with httpx.AsyncClient(base_url=f"http://127.0.0.1:{port}", timeout=60) as client:
         answer = await client.post(
             "/images/",
-            files={"image": ("photo.png", image, "image/png")},
-            headers={"Cookie": f"{cookie}; csrftoken={CSRF}", "X-CSRFToken": CSRF},
-        )
+            content=image,  # as the page sends it: the file is the body
+            headers={"Cookie": f"{cookie}; csrftoken={CSRF}", "X-CSRFToken": CSRF,
+                     "Content-Type": "image/png"},
+        )  # fmt: skip
     answer.raise_for_status()
     if times is not None:
         times["upload"].append((time.perf_counter() - began) * 1000)

@@ -29,7 +29,8 @@ def _refused(exc: ServiceError) -> JsonResponse:
 @login_required
 @require_POST
 async def image_upload(request: HttpRequest) -> HttpResponse:
-    """One image, a multipart field ``image``: its hash, type and size, or why it was refused.
+    """One image, the request's body itself (as the page sends it: no form to parse) or a
+    multipart field ``image``: its hash, type and size, or why it was refused.
 
     Its work (the form read, Pillow's decode and encode, the write) runs on a thread of its
     own, not on the one thread every synchronous view of this process queues for: a crowd's
@@ -39,11 +40,14 @@ async def image_upload(request: HttpRequest) -> HttpResponse:
 
 
 def _upload(request: HttpRequest) -> JsonResponse:
-    sent = request.FILES.get("image")
-    if sent is None:
-        return _refused(ServiceError("image_missing", "Attach an image in the field 'image'."))
     # One byte past the limit is enough to refuse it, whatever the file's size.
-    data = sent.read(settings.IMAGES["MAX_BYTES"] + 1)
+    most = settings.IMAGES["MAX_BYTES"] + 1
+    if request.content_type != "multipart/form-data":
+        data = request.read(most)
+    elif (sent := request.FILES.get("image")) is not None:
+        data = sent.read(most)
+    else:
+        return _refused(ServiceError("image_missing", "Attach an image in the field 'image'."))
     try:
         image = services.image_store(user=request.user, data=data)
     except ServiceError as exc:

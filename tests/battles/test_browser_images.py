@@ -1,5 +1,6 @@
 """An image battle in a real browser: paste an image, see its thumbnail, both models answer
-about it, the vote keeps its hash; a file that is not an image is refused where it is picked."""
+about it, the vote keeps its hash and counts on the vision board after a recompute; a file that
+is not an image is refused where it is picked."""
 
 from __future__ import annotations
 
@@ -8,9 +9,11 @@ import base64
 import pytest
 from playwright.sync_api import expect
 
-from arena.battles.models import Vote
+from arena.battles.models import Battle, Vote
 from arena.images.models import PromptImage
-from tests.helpers import assert_no_identity, make_model, make_user, sign_in
+from arena.tagging.models import VoteTags
+from ranking.services import leaderboard_recompute
+from tests.helpers import assert_no_identity, make_model, make_user, shown_ago, sign_in, wait_until
 from tests.images.pictures import picture
 
 pytestmark = [pytest.mark.browser, pytest.mark.usefixtures("generation")]
@@ -53,9 +56,18 @@ def test_a_pasted_image_is_shown_sent_to_both_models_and_kept_by_its_hash_in_the
         expect(page.locator(f"#pane-{side}")).to_contain_text(sha[:8])
     assert_no_identity(page.inner_text("#arena") + "\n".join(frames), models)
 
+    shown_ago(Battle.objects.get(), 60)  # read for a minute: the vote counts
     page.click("#votes button[data-choice=a]")
     expect(page.locator("#reveal-a")).to_be_visible()
-    assert [i["sha256"] for i in Vote.objects.get().images] == [sha]
+    vote = Vote.objects.get()
+    assert [i["sha256"] for i in vote.images] == [sha]
+
+    # The tagging job the vote sent marks it vision; the next recompute ranks it on that board.
+    wait_until(lambda: VoteTags.objects.filter(vote=vote, tags__contains=["vision"]).exists())
+    snapshot = leaderboard_recompute(rounds=10, min_votes=1)
+    rows = snapshot.rows.filter(view="raw", breakdown="category:vision")
+    assert {r.model_name for r in rows} == {"Eye One", "Eye Two"}
+    assert sum(r.votes for r in rows) == 2  # one vote, seen from each side
 
 
 def test_a_file_that_is_not_an_image_is_refused_where_it_is_picked(asgi_server, browser_page):

@@ -126,3 +126,12 @@ def test_uploads_past_the_raters_limit_are_refused_and_keep_nothing(alice, setti
     refused = _upload(client, picture("PNG", colour=(1, 2, 3)))
     assert refused.status_code == 429 and "images uploaded" in refused.content.decode()
     assert PromptImage.objects.count() == 1
+
+
+def test_the_page_sends_the_file_itself_as_the_body(alice):
+    answer = _client(alice).post(
+        reverse("image-upload"), data=picture("WEBP"), content_type="image/webp"
+    )
+    assert answer.status_code == 201 and answer.json()["type"] == "image/webp"
+    not_image = _client(alice).post(reverse("image-upload"), data=b"{}", content_type="image/png")
+    assert not_image.status_code == 400 and not_image.json()["error"] == "image_unreadable"
