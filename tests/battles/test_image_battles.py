@@ -34,6 +34,15 @@ def _images(user, n: int = 1, *, green: int = 9) -> list[str]:
     ]
 
 
+def _shown(rater, text: str) -> tuple[Battle, list[str]]:
+    """An image battle whose first turn has been generated and shown: it and its images."""
+    shas = _images(rater)
+    battle = battle_start(rater=rater, text=text, images=shas)
+    wait_for_answers(battle.pk)
+    turn_mark_shown(turn_id=battle.turns.get(index=0).pk)
+    return battle, shas
+
+
 def test_an_image_battle_meets_only_models_that_read_images(alice, seeing):
     text_only = seeing[2]
     for _ in range(12):
@@ -81,10 +90,7 @@ def test_both_models_are_sent_the_same_image_bytes_with_the_first_turn(alice, se
 
 @needs_generation
 def test_the_images_stay_with_the_first_turn_in_a_follow_ups_dialogue(alice, seeing):
-    shas = _images(alice)
-    battle = battle_start(rater=alice, text="What colour is it?", images=shas)
-    wait_for_answers(battle.pk)
-    turn_mark_shown(turn_id=battle.turns.get(index=0).pk)
+    battle, shas = _shown(alice, "What colour is it?")
     follow = battle_follow_up(battle_id=battle.pk, rater=alice, text="Are you sure?")
 
     answer = Answer.objects.filter(turn=follow).first()
@@ -94,10 +100,7 @@ def test_the_images_stay_with_the_first_turn_in_a_follow_ups_dialogue(alice, see
 
 @needs_generation
 def test_the_vote_log_keeps_each_images_hash_type_and_size_never_its_bytes(alice, seeing):
-    shas = _images(alice)
-    battle = battle_start(rater=alice, text="Describe it.", images=shas)
-    wait_for_answers(battle.pk)
-    turn_mark_shown(turn_id=battle.turns.get(index=0).pk)
+    battle, shas = _shown(alice, "Describe it.")
     answers = Answer.objects.filter(turn__battle=battle)
     # The mock that reads images says it saw this one, on both sides.
     assert all(shas[0][:8] in a.text and a.status == "ok" for a in answers)
