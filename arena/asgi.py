@@ -8,10 +8,9 @@ from django.core.asgi import get_asgi_application
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "arena.settings")
 django_asgi_app = get_asgi_application()
 
-from channels.auth import AuthMiddlewareStack  # noqa: E402
 from channels.routing import ProtocolTypeRouter, URLRouter  # noqa: E402
 
-from arena.middleware import SameOriginWebsocket  # noqa: E402
+from arena.middleware import SameOriginWebsocket, auth_stack  # noqa: E402
 from arena.routing import websocket_urlpatterns  # noqa: E402
 from arena.tagging.language import language_warm  # noqa: E402
 from ranking.public_asgi import PublicPages  # noqa: E402
@@ -24,6 +23,6 @@ application = ProtocolTypeRouter(
     {
         # Visitors' public pages replayed before Django; everything else is Django's.
         "http": PublicPages(django_asgi_app),
-        "websocket": SameOriginWebsocket(AuthMiddlewareStack(URLRouter(websocket_urlpatterns))),
+        "websocket": SameOriginWebsocket(auth_stack(URLRouter(websocket_urlpatterns))),
     }
 )
