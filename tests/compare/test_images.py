@@ -18,7 +18,7 @@ from arena.compare.models import CompareRun, JudgeCall
 from arena.core.errors import ServiceError
 from arena.images.models import PromptImage
 from arena.images.services import image_store
-from tests.helpers import make_model
+from tests.helpers import make_model, wait_until
 from tests.images.pictures import picture
 
 pytestmark = pytest.mark.usefixtures("transactional_db")
@@ -114,6 +114,7 @@ def test_the_command_sends_an_image_file_and_refuses_what_is_not_one(staff, eyes
         compare("--models", "Eye One", "Eye Two", "--image", str(tmp_path / "missing.png"))
 
 
+@pytest.mark.usefixtures("generation")
 def test_the_form_takes_images_and_keeps_them_when_the_run_is_refused(admin_client, eyes):
     sent = io.BytesIO(picture("PNG"))
     sent.name = "chart.png"
@@ -133,3 +134,5 @@ def test_the_form_takes_images_and_keeps_them_when_the_run_is_refused(admin_clie
     )
     assert posted.status_code == 302
     assert [i["sha256"] for i in CompareRun.objects.get().images] == [sha]
+    # The run the form queued ends before the tables are emptied for the next test.
+    wait_until(lambda: CompareRun.objects.get().status in ("done", "failed"))
