@@ -16,7 +16,7 @@ import httpx
 
 from arena.backends import base
 from arena.backends.errors import safe_code
-from arena.backends.http import HTTPBackend, sse_events, stream_chunk
+from arena.backends.http import HTTPBackend, JSONStream
 
 DEFAULT_BASE_URL = "https://generativelanguage.googleapis.com/v1beta"
 DEFAULT_KEY_ENV = "GEMINI_API_KEY"
@@ -73,17 +73,11 @@ class GeminiBackend(HTTPBackend):
         return {"alt": "sse"}
 
     async def parse(self, response: httpx.Response) -> AsyncIterator[base.Event]:
-        request_id: str | None = None
-        usage: dict = {}
-        async for _, data in sse_events(response):
-            chunk = stream_chunk(data)
-            if isinstance(chunk, base.StreamError):
-                yield chunk
-                return
-            if chunk.get("responseId") and chunk["responseId"] != request_id:
-                request_id = chunk["responseId"]
-                yield base.Identified(request_id)
-            usage = chunk.get("usageMetadata") or usage
+        stream = JSONStream(response, id_key="responseId", usage_key="usageMetadata")
+        async for chunk in stream.chunks():
+            if not isinstance(chunk, dict):
+                yield chunk  # the id, or the error that ends the stream
+                continue
             blocked = (chunk.get("promptFeedback") or {}).get("blockReason")
             if blocked:
                 named = safe_code(blocked) or "no reason given"
@@ -104,7 +98,7 @@ class GeminiBackend(HTTPBackend):
             # so the terminal event comes only after the whole chunk is read.
             reason = candidate.get("finishReason")
             if reason and reason != "FINISH_REASON_UNSPECIFIED":
-                yield _finished(reason, usage, request_id)
+                yield _finished(reason, stream.usage, stream.request_id)
                 return
 
     def refine(self, error: base.StreamError, body: str) -> base.StreamError:

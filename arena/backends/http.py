@@ -323,6 +323,38 @@ def stream_chunk(data: str) -> dict | StreamError:
     return value
 
 
+@dataclasses.dataclass
+class JSONStream:
+    """The chunk loop that the chat-completion style streams share (OpenAI-compatible servers,
+    Gemini): each SSE data payload is a JSON object, a failure inside it ends the stream, the
+    response id may come in any chunk and the usage in the last ones. ``chunks()`` yields the
+    chunks for the backend to read, with the events the stream itself decides: ``Identified``
+    when the id first appears or changes, and the ``StreamError`` that ends it. The id and the
+    latest usage stay here for the backend's terminal event."""
+
+    response: httpx.Response
+    id_key: str
+    usage_key: str
+    request_id: str | None = None
+    usage: dict = dataclasses.field(default_factory=dict)
+    # A data payload that ends the stream (OpenAI's "[DONE]"); what follows it is not read.
+    end: str | None = None
+
+    async def chunks(self) -> AsyncIterator[dict | Identified | StreamError]:
+        async for _, data in sse_events(self.response):
+            if self.end is not None and data.strip() == self.end:
+                return
+            chunk = stream_chunk(data)
+            if isinstance(chunk, StreamError):
+                yield chunk
+                return
+            if chunk.get(self.id_key) and chunk[self.id_key] != self.request_id:
+                self.request_id = chunk[self.id_key]
+                yield Identified(self.request_id)
+            self.usage = chunk.get(self.usage_key) or self.usage
+            yield chunk
+
+
 def timeout_for(settings: dict) -> httpx.Timeout:
     seconds = float(settings.get("timeout_s", DEFAULT_TIMEOUT_S))
     return httpx.Timeout(seconds, connect=min(seconds, 10.0))

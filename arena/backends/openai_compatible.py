@@ -13,7 +13,7 @@ from collections.abc import AsyncIterator
 import httpx
 
 from arena.backends import base, checks
-from arena.backends.http import HTTPBackend, sse_events, stream_chunk
+from arena.backends.http import HTTPBackend, JSONStream
 
 FINISH_ERRORS = {"content_filter": "content_filter", "refusal": "refused"}
 
@@ -51,22 +51,20 @@ class OpenAICompatibleBackend(HTTPBackend):
 
     async def parse(self, response: httpx.Response) -> AsyncIterator[base.Event]:
         finish: str | None = None
-        usage: dict | None = None
-        request_id = response.headers.get("x-request-id")
-        async for _, data in sse_events(response):
-            if data.strip() == "[DONE]":
-                if finish is None:
-                    break  # [DONE] without a finish reason: treated as a cut stream
-                yield _finished(finish, usage, request_id)
-                return
-            chunk = stream_chunk(data)  # OpenRouter and others report failures in a 200 stream
-            if isinstance(chunk, base.StreamError):
-                yield chunk
-                return
-            if chunk.get("id") and chunk["id"] != request_id:
-                request_id = chunk["id"]
-                yield base.Identified(request_id)
-            usage = chunk.get("usage") or usage
+        # OpenRouter and others report failures in a 200 stream: JSONStream ends it with them.
+        stream = JSONStream(
+            response,
+            id_key="id",
+            usage_key="usage",
+            request_id=response.headers.get("x-request-id"),
+            end="[DONE]",
+        )
+        async for chunk in stream.chunks():
+            if not isinstance(chunk, dict):
+                yield chunk  # the id, or the error that ends the stream
+                if isinstance(chunk, base.StreamError):
+                    return
+                continue
             for choice in chunk.get("choices") or []:
                 if choice.get("index", 0) != 0:
                     continue  # one answer was asked for; a server sending more, the first
@@ -83,9 +81,10 @@ class OpenAICompatibleBackend(HTTPBackend):
                     return
                 if choice.get("finish_reason"):
                     finish = choice["finish_reason"]
+        # [DONE] or the stream's end: the finish is terminal (some servers send no [DONE]);
+        # without a finish reason the stream was cut, which the caller reports.
         if finish is not None:
-            # Some servers end after the finish chunk without [DONE]; the finish is terminal.
-            yield _finished(finish, usage, request_id)
+            yield _finished(finish, stream.usage, stream.request_id)
 
     def complete(self, data: object) -> list[base.Event]:
         """A ``chat.completion`` object: servers and proxies that ignore ``stream: true``."""
