@@ -34,7 +34,7 @@ from arena.compare.access import (
 )
 from arena.compare.judging import judge_run
 from arena.compare.models import CompareAnswer, CompareRun, Rubric
-from arena.compare.spend import spend_check
+from arena.compare.spend import RunPlan, spend_check
 from arena.core.errors import ServiceError
 from arena.core.jobs import job_send
 from arena.core.models import model_update
@@ -123,15 +123,15 @@ def compare_start(
     attached = images_for_turn(user=user, hashes=images)
     if attached:
         images_check(models=chosen, judge=judge_model)
-    spend_check(
-        user=user,
+    plan = RunPlan(
         prompt=text,
         system_prompt=system_prompt,
         max_tokens=params.get("max_tokens"),
-        models=chosen,
+        models=tuple(chosen),
         judge_model=judge_model,
         criteria=len(criteria) if judge_model else 0,
     )
+    spend_check(user=user, plan=plan)
     seed = seed if seed is not None else random.SystemRandom().randrange(2**31)
     run = CompareRun.objects.create(
         user=user,

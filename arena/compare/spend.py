@@ -26,10 +26,11 @@ The rule (COMPARE in settings):
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from dataclasses import dataclass
 from datetime import date, datetime
 from datetime import time as clock
 from decimal import Decimal
+from functools import cached_property
 
 from django.conf import settings
 from django.db.models import Count, Sum
@@ -39,7 +40,7 @@ from django.utils import timezone
 from accounts.models import User
 from arena.catalog import costs
 from arena.catalog.models import ModelEntry
-from arena.compare.models import CompareRun, JudgeCall
+from arena.compare.models import CompareAnswer, CompareRun, JudgeCall
 from arena.core.errors import ServiceError
 from arena.core.text import estimate_tokens
 from arena.judges import rubric
@@ -91,31 +92,52 @@ def request_params(model: ModelEntry, params: dict) -> dict:
     return {**params, "max_tokens": token_limit(model)}
 
 
-def _tokens_out(model: ModelEntry, max_tokens: int | None) -> int:
-    return min(max_tokens, token_limit(model)) if max_tokens else token_limit(model)
+@dataclass(frozen=True)
+class RunPlan:
+    """What a run asks for, as far as its cost goes: checked before it starts
+    (``spend_check``), and counted at its estimate while it runs (``spent_today``)."""
+
+    prompt: str
+    system_prompt: str
+    max_tokens: int | None
+    models: tuple[ModelEntry, ...]
+    judge_model: ModelEntry | None
+    criteria: int  # the judge's calls, one a criterion (0 without a judge)
+
+    @classmethod
+    def of(cls, run: CompareRun, answers: list[CompareAnswer]) -> RunPlan:
+        """A saved run's plan; ``answers``: its answers, with their models."""
+        return cls(
+            prompt=run.prompt,
+            system_prompt=run.system_prompt,
+            max_tokens=(run.params or {}).get("max_tokens"),
+            models=tuple(answer.model for answer in answers),
+            judge_model=run.judge,
+            criteria=len(run.rubric or []),
+        )
+
+    @cached_property
+    def asked(self) -> int:
+        """The tokens each model is asked to read: the prompt and the system prompt."""
+        return estimate_tokens(self.system_prompt) + estimate_tokens(self.prompt)
+
+    def tokens_out(self, model: ModelEntry) -> int:
+        """The most output tokens ``model`` may write in this run."""
+        limit = token_limit(model)
+        return min(self.max_tokens, limit) if self.max_tokens else limit
 
 
-def run_estimate(
-    *,
-    prompt: str,
-    system_prompt: str,
-    max_tokens: int | None,
-    models: Iterable[ModelEntry],
-    judge_model: ModelEntry | None,
-    criteria: int,
-    prices: Prices,
-) -> Decimal:
+def run_estimate(*, plan: RunPlan, prices: Prices) -> Decimal:
     """The most a run is expected to cost (see the module's rule)."""
-    asked = estimate_tokens(system_prompt) + estimate_tokens(prompt)
     total, written = ZERO, 0
-    for model in models:
-        out = _tokens_out(model, max_tokens)
+    for model in plan.models:
+        out = plan.tokens_out(model)
         written += out
-        total += prices.cost(model, input_tokens=asked, output_tokens=out)
-    if judge_model is not None:
-        read = estimate_tokens(rubric.SYSTEM) + asked + written
-        one = prices.cost(judge_model, input_tokens=read, output_tokens=JUDGE_REPLY_TOKENS)
-        total += one * (criteria + HEAD_TO_HEAD_CALLS)
+        total += prices.cost(model, input_tokens=plan.asked, output_tokens=out)
+    if plan.judge_model is not None:
+        read = estimate_tokens(rubric.SYSTEM) + plan.asked + written
+        one = prices.cost(plan.judge_model, input_tokens=read, output_tokens=JUDGE_REPLY_TOKENS)
+        total += one * (plan.criteria + HEAD_TO_HEAD_CALLS)
     return total
 
 
@@ -139,27 +161,18 @@ def spent_today(*, user: User, prices: Prices) -> Decimal:
     total = ZERO
     for run in runs:
         answers = list(run.answers.all())
+        plan = RunPlan.of(run, answers)
         if run.status in LIVE:
-            total += run_estimate(
-                prompt=run.prompt,
-                system_prompt=run.system_prompt,
-                max_tokens=(run.params or {}).get("max_tokens"),
-                models=[a.model for a in answers],
-                judge_model=run.judge,
-                criteria=len(run.rubric or []),
-                prices=prices,
-            )
+            total += run_estimate(plan=plan, prices=prices)
             continue
-        asked = estimate_tokens(run.system_prompt) + estimate_tokens(run.prompt)
-        max_tokens = (run.params or {}).get("max_tokens")
         for answer in answers:
             total += (
                 answer.cost
                 if answer.cost is not None
                 else prices.cost(
                     answer.model,
-                    input_tokens=asked,
-                    output_tokens=_tokens_out(answer.model, max_tokens),
+                    input_tokens=plan.asked,
+                    output_tokens=plan.tokens_out(answer.model),
                 )
             )
         row = judged.get(run.pk)
@@ -179,25 +192,16 @@ def usd(amount: Decimal) -> str:
     return f"${shown:,}"
 
 
-def spend_check(
-    *,
-    user: User,
-    prompt: str,
-    system_prompt: str,
-    max_tokens: int | None,
-    models: list[ModelEntry],
-    judge_model: ModelEntry | None,
-    criteria: int,
-) -> None:
+def spend_check(*, user: User, plan: RunPlan) -> None:
     """Refuse a run over a model's token limit, past the runs-at-once cap, or that would pass
     the daily budget. The caller holds the user's row lock."""
-    for model in models:
+    for model in plan.models:
         limit = token_limit(model)
-        if max_tokens is not None and max_tokens > limit:
+        if plan.max_tokens is not None and plan.max_tokens > limit:
             raise ServiceError(
                 "max_tokens_over_limit",
-                f"max_tokens {max_tokens:,} is over {model.public_name}'s limit of {limit:,} "
-                "output tokens: lower it, or remove the model.",
+                f"max_tokens {plan.max_tokens:,} is over {model.public_name}'s limit of "
+                f"{limit:,} output tokens: lower it, or remove the model.",
             )
     cap = settings.COMPARE["MAX_CONCURRENT_RUNS"]
     going = CompareRun.objects.filter(user=user, status__in=LIVE).count()
@@ -208,21 +212,13 @@ def spend_check(
             "to end, or cancel one, then run again.",
         )
     prices = Prices(timezone.localdate())
-    estimate = run_estimate(
-        prompt=prompt,
-        system_prompt=system_prompt,
-        max_tokens=max_tokens,
-        models=models,
-        judge_model=judge_model,
-        criteria=criteria,
-        prices=prices,
-    )
+    estimate = run_estimate(plan=plan, prices=prices)
     if estimate <= ZERO:
         return  # mock, example-priced or unpriced models only: nothing to count against
     spent = spent_today(user=user, prices=prices)
     budget = settings.COMPARE["DAILY_BUDGET_USD"]
     if spent + estimate > budget:
-        judged = ", and the judge's calls" if judge_model is not None else ""
+        judged = ", and the judge's calls" if plan.judge_model is not None else ""
         raise ServiceError(
             "over_budget",
             f"This run could cost up to {usd(estimate)} (max_tokens at each model's price"
