@@ -291,14 +291,13 @@ def raters(n: int) -> list[str]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--battles", type=int, nargs="+", default=[1, 20, 100, 200])
-    parser.add_argument("--servers", type=int, default=2, help="daphne processes")
     parser.add_argument("--worker-pool", default="threads", help="Celery pool (-P)")
     parser.add_argument("--workers", type=int, default=1, help="Celery worker processes")
     parser.add_argument("--worker-concurrency", type=int, default=100, help="Celery -c")
     parser.add_argument("--answer-tokens", type=int, default=60, help="mock answer length")
     parser.add_argument("--tokens-per-s", type=float, default=40, help="mock speed")
     parser.add_argument("--ttft-ms", type=float, default=50, help="mock time to first token")
-    parser.add_argument("--profile", type=Path, help="py-spy each process into this folder")
+    common.add_server_options(parser)
     args = parser.parse_args()
     mock = {
         "ttft_ms": args.ttft_ms,

@@ -1,8 +1,10 @@
 """What the benchmark scripts share: their own database, percentiles and verdicts, the child
-processes they start (Celery workers, servers), mock models and signed-in raters."""
+processes they start (Celery workers, servers) and the options that size them, mock models and
+signed-in raters."""
 
 from __future__ import annotations
 
+import argparse
 import os
 import subprocess
 import sys
@@ -14,6 +16,16 @@ from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
 CELERY = ("celery", "-A", "arena")
+
+
+# Options ------------------------------------------------------------------------------------
+
+
+def add_server_options(parser: argparse.ArgumentParser) -> None:
+    """The options of a bench that loads servers of its own: how many daphne processes, and
+    the folder py-spy writes each process's samples to (their tops: bench/stacks.py)."""
+    parser.add_argument("--servers", type=int, default=2, help="daphne processes")
+    parser.add_argument("--profile", type=Path, help="py-spy each process into this folder")
 
 
 # Database -----------------------------------------------------------------------------------

@@ -285,9 +285,8 @@ def main() -> int:
     parser.add_argument("--clients", type=int, default=40)
     parser.add_argument("--battles", type=int, default=25, help="battles each rater tries")
     parser.add_argument("--networks", type=int, default=1, help="/24s the raters are spread over")
-    parser.add_argument("--servers", type=int, default=2, help="daphne processes")
     parser.add_argument("--time-limit", type=float, default=120.0, help="seconds, then stop")
-    parser.add_argument("--profile", type=Path, help="py-spy each process into this folder")
+    common.add_server_options(parser)
     args = parser.parse_args()
 
     common.setup_database()
