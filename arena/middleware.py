@@ -6,7 +6,7 @@ from urllib.parse import urlsplit
 from channels.auth import AuthMiddleware, get_user
 from channels.db import database_sync_to_async
 from channels.security.websocket import WebsocketDenier
-from channels.sessions import CookieMiddleware, SessionMiddleware
+from channels.sessions import CookieMiddleware, InstanceSessionWrapper, SessionMiddleware
 from django.conf import settings
 from django.db import InterfaceError, OperationalError
 from django.http import HttpRequest, HttpResponse
@@ -115,6 +115,19 @@ class AuthOffThread(AuthMiddleware):
         scope["user"]._wrapped = await read(scope)
 
 
+class SocketSessionMiddleware(SessionMiddleware):
+    """Channels' SessionMiddleware, less its wrapper around every message a websocket sends.
+    The wrapper saves a changed session on an HTTP response's start, which a websocket never
+    sends, yet it runs (and reads the session's state) for each of a battle's frames."""
+
+    async def __call__(self, scope, receive, send):
+        if scope["type"] != "websocket":
+            return await super().__call__(scope, receive, send)
+        wrapper = InstanceSessionWrapper(scope, send)
+        await wrapper.resolve_session()
+        return await self.inner(wrapper.scope, receive, send)
+
+
 def auth_stack(inner: Callable) -> Callable:
-    """What channels' AuthMiddlewareStack is, with AuthOffThread."""
-    return CookieMiddleware(SessionMiddleware(AuthOffThread(inner)))
+    """What channels' AuthMiddlewareStack is, with SocketSessionMiddleware and AuthOffThread."""
+    return CookieMiddleware(SocketSessionMiddleware(AuthOffThread(inner)))

@@ -192,6 +192,10 @@ if REDIS_URL:
     }
 else:
     CACHES = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}}
+# Sessions read from Redis first, the database on a miss (arena/sessions.py): a socket's connect
+# and a page cost no session query. Without Redis, each process's cache would be its own, so a
+# logout in one would leave the session standing in another's: the database alone, then.
+SESSION_ENGINE = "arena.sessions" if REDIS_URL else "django.contrib.sessions.backends.db"
 # The public leaderboard pages and exports, rendered once per snapshot and kept in that cache
 # (ranking/public_cache.py); off renders every request, as before (the bench's baseline).
 PUBLIC_PAGE_CACHE = env.bool("PUBLIC_PAGE_CACHE", default=True)
