@@ -43,7 +43,7 @@ import re
 from functools import lru_cache
 
 from arena.core.text import spans_merged
-from arena.integrity.skeleton import fold_char, one_to_one, skeleton
+from arena.integrity.skeleton import fold_char, one_skeleton, one_to_one, skeleton
 
 # Scripts written without spaces between words: a name may run straight into their text.
 _UNSPACED = (
@@ -334,6 +334,14 @@ def _open_override(text: str, shown: int) -> int | None:
     return at
 
 
+def _visible_before(text: str, at: int) -> int:
+    """Where the last character before ``at`` that folds to something is (0 if none)."""
+    context = at
+    while context > 0 and not fold_char(text[context - 1]):
+        context -= 1
+    return max(0, context - 1)
+
+
 def held_tail(text: str, shown: int, terms: tuple[str, ...]) -> int:
     """How many characters at the end of ``text`` (past the first ``shown``) could be the
     start of a protected name, however disguised, or a whole name whose suffix may still be
@@ -350,20 +358,23 @@ def held_tail(text: str, shown: int, terms: tuple[str, ...]) -> int:
     if override is not None:
         # Backwards text still arriving: its first characters shown are a name's last.
         return end - override
-    # Back from the end by skeleton characters, not the text's: a run of invisible
-    # characters inside a name must not push its beginning out of reach.
-    lo, size = end, 0
-    if one_to_one(text[max(shown, end - longest) : end]):  # one skeleton character each
-        lo, size = max(shown, end - longest), longest
-    while lo > shown and size < longest:
-        lo -= 1
-        size += len(fold_char(text[lo]))
-    # And one visible character before that, if any, for the word boundary.
-    context = lo
-    while context > 0 and not fold_char(text[context - 1]):
-        context -= 1
-    context = max(0, context - 1)
-    skel, origin = skeleton(text[context:end])
+    # The common case first, in one pass: the last ``longest`` characters, and one visible
+    # character before them for the word boundary, each fold to one skeleton character.
+    lo = max(shown, end - longest)
+    context = _visible_before(text, lo)
+    skel = one_skeleton(text[context:end])
+    origin = None
+    if skel is None:
+        # Back from the end by skeleton characters, not the text's: a run of invisible
+        # characters inside a name must not push its beginning out of reach.
+        lo, size = end, 0
+        if one_to_one(text[max(shown, end - longest) : end]):  # one skeleton character each
+            lo, size = max(shown, end - longest), longest
+        while lo > shown and size < longest:
+            lo -= 1
+            size += len(fold_char(text[lo]))
+        context = _visible_before(text, lo)
+        skel, origin = skeleton(text[context:end])
     pos = lo - context
     if origin is not None:
         pos = next((k for k, i in enumerate(origin) if i >= lo - context), len(skel))

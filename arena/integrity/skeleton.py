@@ -73,16 +73,6 @@ def plain(text: str) -> bool:
 _TABLE_MAX = 8192
 
 
-class _FoldTable(dict):
-    """ord -> the character's skeleton (``fold_char``)."""
-
-    def __missing__(self, key: int) -> str:
-        folded = fold_char(chr(key))
-        if len(self) < _TABLE_MAX:
-            self[key] = folded
-        return folded
-
-
 class _ManyTable(dict):
     """ord -> None for a character whose skeleton is one character, else itself: what is left
     of a text translated by it are the characters that fold to none or to several."""
@@ -94,8 +84,26 @@ class _ManyTable(dict):
         return kept
 
 
-_FOLD = _FoldTable()
+# Stands for a character whose skeleton is not one character, in a text folded by ``_ONE``: a
+# private-use character, which folds to itself, so a text holding one itself is only folded
+# the slow way (``one_skeleton`` says None), never wrongly.
+_MARK = "\ue0ff"
+
+
+class _OneTable(dict):
+    """ord -> the character's skeleton if it is one character, else ``_MARK``: a text is
+    folded and checked for one character each in a single pass (``one_skeleton``)."""
+
+    def __missing__(self, key: int) -> str:
+        folded = fold_char(chr(key))
+        one = folded if len(folded) == 1 else _MARK
+        if len(self) < _TABLE_MAX:
+            self[key] = one
+        return one
+
+
 _MANY = _ManyTable()
+_ONE = _OneTable()
 
 
 def one_to_one(text: str) -> bool:
@@ -103,13 +111,24 @@ def one_to_one(text: str) -> bool:
     return plain(text) or not text.translate(_MANY)
 
 
+def one_skeleton(text: str) -> str | None:
+    """The text's skeleton when each of its characters folds to exactly one (its indices are
+    the text's), else None: one pass over the text, where ``one_to_one`` then ``skeleton``
+    take two or three."""
+    if plain(text):
+        return text.translate(_ASCII_FOLD)
+    folded = text.translate(_ONE)
+    return None if _MARK in folded else folded
+
+
 def skeleton(text: str) -> tuple[str, list[int] | None]:
     """The text's skeleton, and for each of its characters the index in ``text`` it came from
     (None: the same index, when each character folds to exactly one)."""
-    if plain(text):
-        return text.translate(_ASCII_FOLD), None
-    if not text.translate(_MANY):
-        return text.translate(_FOLD), None
+    folded = one_skeleton(text)
+    if folded is not None:
+        return folded, None
+    if not text.translate(_MANY):  # one each after all: the text holds ``_MARK`` itself
+        return text.translate(_ONE), None
     chars: list[str] = []
     origin: list[int] = []
     for i, ch in enumerate(text):
