@@ -68,15 +68,15 @@ class EvalRunForm(forms.ModelForm):
                     limit=data.get("limit") or 0,
                 )
                 prompts = [(p.text, p.category) for p in chosen]
-            services.eval_check(
-                prompts=prompts,
-                model_ids=[m.pk for m in data["contestants"]],
-                baseline_id=data["baseline"].pk,
-                judge_id=data["judge"].pk,
+            run = EvalRun(
+                baseline=data["baseline"],
+                judge=data["judge"],
                 params=data["params_json"],
                 budget=data.get("budget"),
                 max_judge_calls=data.get("max_judge_calls"),
             )
+            contestants = [m.pk for m in data["contestants"]]
+            services.eval_check(run=run, prompts=prompts, model_ids=contestants)
         except ServiceError as exc:
             raise forms.ValidationError(exc.message) from None
         data["prompts"] = prompts

@@ -84,19 +84,11 @@ def prompts_from_file(data: bytes, *, filename: str = "prompts.jsonl") -> list[t
     return [(row["text"], row["category"]) for _, row in rows]
 
 
-def eval_check(
-    *,
-    prompts: list[tuple[str, str]],
-    model_ids: list[int],
-    baseline_id: int,
-    judge_id: int,
-    params: dict,
-    budget: Decimal | None = None,
-    max_judge_calls: int | None = None,
-    images: bool = False,
-) -> dict[int, ModelEntry]:
-    """Why such a run cannot be made (a ServiceError), or the models it names, by id;
-    ``images``: the run sends images, which every model and the judge must read."""
+def eval_check(*, run: EvalRun, prompts: list[tuple[str, str]], model_ids: list[int]) -> None:
+    """Why ``run``, not saved yet, cannot be made with these prompts and contestants (a
+    ServiceError): its baseline, judge, parameters, limits, and images (which every model and
+    the judge must read) are read from the run itself."""
+    baseline_id, judge_id = run.baseline_id, run.judge_id
     if not prompts:
         raise ServiceError("no_prompts", "No prompts match: an evaluation needs at least one.")
     found = ModelEntry.objects.in_bulk([*model_ids, baseline_id, judge_id])
@@ -108,8 +100,8 @@ def eval_check(
     if not model_ids:
         raise ServiceError("no_models", "Name at least one model to evaluate.")
     judged = [found[pk] for pk in [*model_ids, baseline_id]]
-    params_check(models=judged, params=params)
-    if images:
+    params_check(models=judged, params=run.params)
+    if run.images:
         images_check(models=judged, judge=found[judge_id])
     for model in judged:
         if family_barred(found[judge_id], model):
@@ -118,11 +110,11 @@ def eval_check(
                 f"{model.public_name} is of the judge's own family, which it may not judge "
                 "(COMPARE_JUDGE_SAME_FAMILY): choose another judge.",
             )
+    budget = run.budget
     if budget is not None and (not budget.is_finite() or not 0 <= budget < BUDGET_MAX):
         raise ServiceError("bad_budget", f"A budget is a number of USD from 0 to {BUDGET_MAX}.")
-    if max_judge_calls is not None and max_judge_calls < 1:
+    if run.max_judge_calls is not None and run.max_judge_calls < 1:
         raise ServiceError("bad_budget", "The judge calls allowed must be 1 or more.")
-    return found
 
 
 @transaction.atomic
@@ -143,24 +135,21 @@ def eval_create(
 ) -> EvalRun:
     """A run of ``prompts`` ((text, category) pairs, copied in) for these models against the
     baseline; nothing is generated yet (``eval_execute`` does it)."""
-    params = params_valid(params=params or {})
-    attached = images_for_turn(user=user, hashes=images)
-    found = eval_check(
-        prompts=prompts, model_ids=model_ids, baseline_id=baseline_id, judge_id=judge_id,
-        params=params, budget=budget, max_judge_calls=max_judge_calls, images=bool(attached),
-    )  # fmt: skip
-    run = EvalRun.objects.create(
+    # The run as it will be saved, checked before it is.
+    run = EvalRun(
         name=name,
         created_by=user,
-        baseline=found[baseline_id],
-        judge=found[judge_id],
-        params=params,
+        baseline_id=baseline_id,
+        judge_id=judge_id,
+        params=params_valid(params=params or {}),
         seed=seed,
         budget=budget,
         max_judge_calls=max_judge_calls,
         public=public,
-        images=image_records(attached),
+        images=image_records(images_for_turn(user=user, hashes=images)),
     )
+    eval_check(run=run, prompts=prompts, model_ids=model_ids)
+    run.save()
     run.contestants.set(model_ids)
     EvalPrompt.objects.bulk_create(
         EvalPrompt(run=run, index=i, text=text, category=category)

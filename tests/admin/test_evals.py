@@ -79,3 +79,22 @@ def test_staff_with_run_evals_start_and_publish_runs(form, django_capture_on_com
     assert client.post(change, {"public": "on"}).status_code == 302
     run.refresh_from_db()
     assert run.public is True
+
+
+@pytest.mark.parametrize(
+    ("change", "refusal"),
+    [
+        (
+            lambda form: {"contestants": [*form["contestants"], form["baseline"]]},
+            "The baseline is compared with; not a contestant.",
+        ),
+        (lambda form: {"budget": "-1"}, "A budget is a number of USD from 0 to"),
+    ],
+    ids=["the baseline as a contestant", "a budget below zero"],
+)
+def test_the_add_form_shows_why_the_run_cannot_be_made_and_makes_nothing(form, change, refusal):
+    client = signed_in("operator@example.com", "run_evals")
+    response = client.post(reverse("admin:arena_evalrun_add"), {**form, **change(form)})
+    assert response.status_code == 200
+    assert refusal in response.content.decode()
+    assert not EvalRun.objects.exists()
