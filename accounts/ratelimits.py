@@ -194,6 +194,11 @@ def check(
 
 async def check_websocket(action: str, scope: dict[str, Any]) -> Limited | None:
     """``check`` for the signed-in user of a websocket connection."""
+    rates = settings.RATELIMITS.get(action, {})
+    if rates.get("user") is None and rates.get("network") is None:
+        # Nothing to count (``check`` would touch no cache): no trip to a thread, whose queue
+        # a crowd's starts fill.
+        return None
     address = scope_address(scope)
     # Not thread_sensitive: that one thread runs all of this process's database calls, and a
     # cache round trip should not queue behind them.

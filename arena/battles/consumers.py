@@ -12,7 +12,8 @@ import asyncio
 import json
 import logging
 import uuid
-from collections.abc import Coroutine
+from collections.abc import Callable, Coroutine
+from functools import partial
 from typing import Any
 
 from channels.db import database_sync_to_async
@@ -24,7 +25,7 @@ from redis import RedisError
 
 from accounts import ratelimits
 from accounts.models import User
-from arena.battles import selectors, services
+from arena.battles import frames, selectors, services
 from arena.battles.ending import battle_void, battle_void_overdue, turn_deadline_s
 from arena.battles.live import Watch, schedule, socket_closed
 from arena.battles.models import Battle, Turn
@@ -66,7 +67,10 @@ class BattleConsumer(AsyncWebsocketConsumer):
         self.leak_noticed = False
         self.question_noticed = False
         self.tasks: set[asyncio.Task] = set()
+        self.end_work: asyncio.Task | None = None  # the last of _in_order's
         self.socket_id = uuid.uuid4().hex
+        # Frames straight to daphne's socket where the server is daphne (battles.frames).
+        self._write = frames.writer(self.base_send)
         self.user = self.scope.get("user")
         if self.user is None or not self.user.is_authenticated:
             await self.close(code=4401)  # before accept: the handshake is refused
@@ -250,9 +254,12 @@ class BattleConsumer(AsyncWebsocketConsumer):
 
     async def send_frame(self, payload: dict) -> None:
         # Raises when the socket has closed: the schedule then leaves this turn (never voids it).
-        # Straight to the server (what self.send does, less its checks): frames are most of
-        # what a crowd's sockets are sent.
-        await self.base_send({"type": "websocket.send", "text": _FRAME.encode(payload)})
+        # Straight to the server (what self.send does, less its checks), or to daphne's socket
+        # itself: frames are most of what a crowd's sockets are sent.
+        text = _FRAME.encode(payload)
+        if self._write is not None and self._write(text.encode()):
+            return
+        await self.base_send({"type": "websocket.send", "text": text})
 
     def answer_failed(self, watch: Watch) -> None:
         self._spawn(self._void(watch, VOID_MESSAGE))
@@ -260,34 +267,44 @@ class BattleConsumer(AsyncWebsocketConsumer):
     def answer_redacted(self, watch: Watch) -> None:
         if not self.leak_noticed:
             self.leak_noticed = True
-            self._spawn(self._note_redaction(watch))
+            self._in_order(partial(self._note_redaction, watch))
 
     def turn_shown(self, watch: Watch) -> None:
-        self._spawn(self._complete(watch))
+        self._in_order(partial(self._complete, watch))
 
     def turn_overdue(self, watch: Watch) -> None:
-        self._spawn(self._check_deadline(watch))
+        self._in_order(partial(self._check_deadline, watch))
 
     def pacing_failed(self, watch: Watch) -> None:
-        self._spawn(self._end_unpaceable(watch))
+        self._in_order(partial(self._end_unpaceable, watch))
+
+    # The database work below runs off the thread every thread-sensitive call of this process
+    # queues for (a crowd's shown turns would wait there for each other, one at a time), in
+    # the order the schedule reported it (_in_order): a leak is noted before its turn is shown.
 
     async def _note_redaction(self, watch: Watch) -> None:
-        await database_sync_to_async(services.battle_note_redaction)(battle_id=watch.battle_id)
+        await database_sync_to_async(services.battle_note_redaction, thread_sensitive=False)(
+            battle_id=watch.battle_id
+        )
         if watch is self.watch:
             await self._notice(VoteFlag.Reason.IDENTITY_LEAK, IDENTITY_LEAK_NOTICE)
 
     async def _complete(self, watch: Watch) -> None:
-        await database_sync_to_async(services.turn_mark_shown)(turn_id=watch.turn_id)
+        await database_sync_to_async(services.turn_mark_shown, thread_sensitive=False)(
+            turn_id=watch.turn_id
+        )
         if watch is self.watch:
             await self._send({"type": "turn_complete"})
 
     async def _check_deadline(self, watch: Watch) -> None:
-        if await database_sync_to_async(battle_void_overdue)(turn_id=watch.turn_id):
+        overdue = database_sync_to_async(battle_void_overdue, thread_sensitive=False)
+        if await overdue(turn_id=watch.turn_id):
             schedule().remove(watch)
             await self._void(watch, TIMEOUT_MESSAGE)
 
     async def _end_unpaceable(self, watch: Watch) -> None:
-        await database_sync_to_async(battle_void)(battle_id=watch.battle_id, reason="pacing failed")
+        void = database_sync_to_async(battle_void, thread_sensitive=False)
+        await void(battle_id=watch.battle_id, reason="pacing failed")
         await self._void(watch, VOID_MESSAGE)
 
     async def _notice(self, code: str, message: str) -> None:
@@ -301,11 +318,24 @@ class BattleConsumer(AsyncWebsocketConsumer):
 
     # Plumbing ----------------------------------------------------------------------------
 
-    def _spawn(self, work: Coroutine[Any, Any, None]) -> None:
+    def _spawn(self, work: Coroutine[Any, Any, None]) -> asyncio.Task:
         """Work of this socket's that the schedule must not wait for; a failure is logged."""
         task = asyncio.get_running_loop().create_task(work)
         self.tasks.add(task)
         task.add_done_callback(self._done)
+        return task
+
+    def _in_order(self, work: Callable[[], Coroutine[Any, Any, None]]) -> None:
+        """This socket's end work, each piece once the one before it has ended (failed or
+        not), so one socket's pieces never overtake each other while sockets run side by side."""
+        before = self.end_work
+
+        async def after() -> None:
+            if before is not None:
+                await asyncio.wait([before])  # its failure is _done's to log
+            await work()
+
+        self.end_work = self._spawn(after())
 
     def _done(self, task: asyncio.Task) -> None:
         self.tasks.discard(task)

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 from django.conf import settings
-from django.db import transaction
+from django.db import connections, router, transaction
+from django.db.models.constants import OnConflict
+from django.db.models.sql import InsertQuery
 
 from accounts.models import User
 from arena.battles.gold import gold_draw
@@ -32,24 +34,60 @@ def prompt_clean_text(text: object, *, refused: str = "") -> str:
     return text
 
 
-def prompt_for_text(*, text: str, prompt_id: int | None = None) -> Prompt:
+def prompt_for_text(*, text: str, prompt_id: int | None = None) -> tuple[Prompt, bool]:
     """The curated prompt drawn (or typed again), else the rater's prompt, deduplicated by hash
-    and created on first use."""
+    and created on first use; with whether it was created now, already counted once (its
+    ``usage_count`` is 1: the caller counts only an existing prompt's use)."""
     if prompt_id is not None:
         prompt = Prompt.objects.filter(pk=prompt_id, active=True).first()
         if prompt is not None and prompt.text_hash == prompt_hash(text):
-            return prompt_language_fill(prompt=prompt)
-    prompt, created = Prompt.objects.get_or_create(
-        text_hash=prompt_hash(text),
-        defaults={
-            "text": text,
-            "source": Prompt.Source.RATER,
-            "active": False,
-            # Called only when the row is made: an existing prompt is not read again.
-            "language": lambda: language_of(text),
-        },
+            return prompt_language_fill(prompt=prompt), False
+    text_hash = prompt_hash(text)
+    try:
+        return prompt_language_fill(prompt=Prompt.objects.get(text_hash=text_hash)), False
+    except Prompt.DoesNotExist:
+        pass
+    prompt = _prompt_insert(text=text, text_hash=text_hash)
+    if prompt is None:  # another start inserted the same text since the read: theirs
+        return prompt_language_fill(prompt=Prompt.objects.get(text_hash=text_hash)), False
+    return prompt, True
+
+
+def _prompt_insert(*, text: str, text_hash: str) -> Prompt | None:
+    """A rater's new prompt, its first use counted, in one statement (INSERT ... ON CONFLICT DO
+    NOTHING RETURNING its id), where get_or_create would take four (its read, a savepoint, the
+    insert and the savepoint's release) and the count a fifth; None when a row with that text
+    exists after all (committed by another start since our read)."""
+    prompt = Prompt(
+        text=text,
+        text_hash=text_hash,
+        source=Prompt.Source.RATER,
+        active=False,
+        language=language_of(text),
+        usage_count=1,
     )
-    return prompt if created else prompt_language_fill(prompt=prompt)
+    db = router.db_for_write(Prompt)
+    connection = connections[db]
+    if not connection.features.can_return_columns_from_insert:  # an old SQLite
+        fields = ("text", "source", "active", "language", "usage_count")
+        prompt, created = Prompt.objects.get_or_create(
+            text_hash=text_hash, defaults={f: getattr(prompt, f) for f in fields}
+        )
+        return prompt if created else None
+    meta = Prompt._meta
+    query = InsertQuery(Prompt, on_conflict=OnConflict.IGNORE)
+    query.insert_values([f for f in meta.local_concrete_fields if f is not meta.pk], [prompt])
+    compiler = query.get_compiler(using=db)
+    compiler.returning_fields = [meta.pk]
+    [(sql, params)] = compiler.as_sql()
+    with connection.cursor() as cursor:
+        cursor.execute(sql, params)
+        row = cursor.fetchone()
+    if row is None:
+        return None
+    prompt.pk = row[0]
+    prompt._state.adding, prompt._state.db = False, db
+    return prompt
 
 
 def prompt_language_fill(*, prompt: Prompt) -> Prompt:

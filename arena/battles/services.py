@@ -10,18 +10,18 @@ from datetime import datetime
 
 from django.conf import settings
 from django.db import IntegrityError, transaction
-from django.db.models import Exists, F, OuterRef, Subquery
+from django.db.models import Exists, F, Subquery
 from django.utils import timezone
 
 from accounts.models import User
-from accounts.selectors import email_verified_exists
 from arena.battles import gold
 from arena.battles.answers import answers_send
-from arena.battles.draw_cache import Stamps, battle_pick_models, catalog_for, shared_params
+from arena.battles.draw_cache import battle_pick_models, catalog_for, shared_params
 from arena.battles.ending import battle_streams_end, battle_void
 from arena.battles.models import Answer, Battle, Prompt, Turn, Vote
 from arena.battles.prompts import prompt_clean_text, prompt_for_text
 from arena.battles.selectors import TurnSides
+from arena.battles.start_reads import rater_read, start_state
 from arena.battles.sweep import answers_resume
 from arena.catalog.services import params_check
 from arena.core.errors import ServiceError
@@ -86,16 +86,20 @@ def battle_begin(
     edits or with a new snapshot comes from this process's draw_cache, under those stamps."""
     # Locked first (as a vote does): one rater's starts and follow-ups, from any web process,
     # take turns, so only one battle of theirs is ever generating.
-    rater = _rater_read(rater=rater, lock=True)
+    rater = rater_read(rater=rater, lock=True)
     _rater_refusal(rater=rater)
-    stamps, unwatched = _start_state(rater=rater)
+    state = start_state(rater=rater)
+    stamps = state.stamps
     text = prompt_clean_text(text, refused=NOT_SENT)
-    prompt = prompt_for_text(text=text, prompt_id=prompt_id)
+    prompt, created = prompt_for_text(text=text, prompt_id=prompt_id)
     params = shared_params()
     # The rater's own images, checked before anything is written; an image battle is never a
     # gold battle (gold items are text) and meets only models that read images.
     attached = images_for_turn(user=rater, hashes=images)
-    item = None if attached else gold.gold_claim(rater=rater, prompt=prompt)
+    # A gold ticket names an active item's prompt, which existed when it was drawn: with no
+    # active item, or a prompt made just now, there is none to redeem, so no trip to the cache.
+    gold_possible = state.gold_live and not created and not attached
+    item = gold.gold_claim(rater=rater, prompt=prompt) if gold_possible else None
     if item is not None:
         # A gold battle replays a known pair of answers; the rater cannot tell it apart.
         model_a, model_b, probability = item.source.model_a, item.source.model_b, None
@@ -123,8 +127,9 @@ def battle_begin(
         integrity_flags=flags,
         images=image_records(attached),
     )
-    Prompt.objects.filter(pk=prompt.pk).update(usage_count=F("usage_count") + 1)
-    if unwatched:
+    if not created:  # a prompt made just now was counted as it was written
+        Prompt.objects.filter(pk=prompt.pk).update(usage_count=F("usage_count") + 1)
+    if state.unwatched:
         _others_abandon(rater=rater, keep=battle.pk)
     _, turn = _create_turn(battle=battle, index=0, text=text)
     return Started(battle=battle, turn=turn, terms=catalog_for(stamp=stamps.models).terms)
@@ -169,38 +174,11 @@ def battle_note_redaction(*, battle_id: object) -> bool:
 
 def rater_may_battle(*, rater: User) -> None:
     """Refused unless the rater may start a battle now."""
-    _rater_refusal(rater=_rater_read(rater=rater))
-
-
-def _rater_read(*, rater: User, lock: bool = False) -> User:
-    """The rater's row from the database (a websocket holds the user it connected with, maybe
-    from before a ban or their accepting the terms), with whether they have a verified email
-    address, in one statement; locked with ``lock``."""
-    qs = User.objects.select_for_update() if lock else User.objects
-    return qs.annotate(email_verified=email_verified_exists()).get(pk=rater.pk)
-
-
-def _start_state(*, rater: User) -> tuple[Stamps, bool]:
-    """In one statement, once the rater's lock is held: the stamps this process's draw_cache
-    is read under, and whether the rater has a battle to abandon. Not in the locking statement:
-    one that waited for the lock would still read as of before the wait, and miss the battle
-    that the start it waited for made, or a retirement committed meanwhile."""
-    row = (
-        User.objects.filter(pk=rater.pk)
-        .annotate(
-            unwatched=Exists(
-                Battle.objects.filter(rater=OuterRef("pk"), status__in=Battle.UNWATCHED)
-            ),
-            **Stamps.annotations(),
-        )
-        .values("unwatched", *Stamps.FIELDS)
-        .get()
-    )
-    return Stamps.of(row), row["unwatched"]
+    _rater_refusal(rater=rater_read(rater=rater))
 
 
 def _rater_refusal(*, rater: User) -> None:
-    """Raises unless this rater (a row of ``_rater_read``) may start a battle or follow up."""
+    """Raises unless this rater (a row of ``rater_read``) may start a battle or follow up."""
     if rater.is_banned:
         raise ServiceError("banned", "Your account may not start battles.")
     if (
@@ -306,7 +284,7 @@ def _require_ready(battle: Battle, action: str) -> None:
 
 @transaction.atomic
 def battle_follow_up(*, battle_id: object, rater: User, text: object) -> Turn:
-    rater = _rater_read(rater=rater, lock=True)  # lock order: rater, battle
+    rater = rater_read(rater=rater, lock=True)  # lock order: rater, battle
     _rater_refusal(rater=rater)
     text = prompt_clean_text(text, refused=NOT_SENT)
     battle = _battle_of(battle_id=battle_id, rater=rater, lock=True)
@@ -328,8 +306,8 @@ def battle_follow_up(*, battle_id: object, rater: User, text: object) -> Turn:
 @transaction.atomic
 def turn_mark_shown(*, turn_id: int, at: datetime | None = None) -> Battle:
     """Both answers of the turn have been fully shown: the vote clock starts now (the first
-    time only). Three statements on the socket's one thread: the turn's time (its row locked
-    while another showing of it waits), the battle made ready where it may be, the battle."""
+    time only). Three statements: the turn's time (its row locked while another showing of it
+    waits), the battle made ready where it may be, the battle."""
     Turn.objects.filter(pk=turn_id, shown_at__isnull=True).update(shown_at=at or timezone.now())
     # Waiting: its answers had all finished before anyone watched them to the end (a tab
     # reloaded, a resume); watched now, it may be voted on once every answer is complete.

@@ -1,0 +1,144 @@
+"""What a crowd's starts no longer pay for, and what they must still get right: the gold ticket
+looked up only where one may exist, a new prompt written and counted in one statement, the
+start's reads built once per process, the rate limit's thread trip only when something is
+counted, and a socket's end work off the shared thread yet in order."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
+
+from accounts import ratelimits
+from arena.battles import gold
+from arena.battles.consumers import BattleConsumer
+from arena.battles.models import Battle, GoldItem, Prompt
+from arena.battles.prompts import _prompt_insert, prompt_create, prompt_for_text
+from arena.battles.services import battle_begin, battle_start
+from arena.battles.start_reads import _rater_query, _state_query, rater_read, start_state
+from arena.core.statements import statement
+from arena.core.text import prompt_hash
+from tests.helpers import make_user
+
+
+def _no_claim(monkeypatch) -> list:
+    calls: list = []
+    monkeypatch.setattr(gold, "gold_claim", lambda **kw: calls.append(kw))
+    return calls
+
+
+def test_no_gold_ticket_is_looked_up_while_no_gold_item_is_served(alice, two_models, monkeypatch):
+    prompt, _ = prompt_create(text="Explain DNS.")
+    calls = _no_claim(monkeypatch)
+    battle_begin(rater=alice, text="Explain DNS.", prompt_id=prompt.pk)
+    assert calls == []
+
+
+def test_a_served_gold_item_makes_a_drawn_prompt_look_its_ticket_up(alice, two_models, monkeypatch):
+    source = battle_start(rater=make_user("bob@example.com"), text="Explain DNS.")
+    GoldItem.objects.create(source=source, correct_side="a")
+    calls = _no_claim(monkeypatch)
+    battle_begin(rater=alice, text="Explain DNS.", prompt_id=source.prompt_id)
+    assert [c["prompt"].pk for c in calls] == [source.prompt_id]
+    # A prompt typed for the first time cannot be a gold item's: no ticket names it.
+    battle_begin(rater=alice, text="Nobody typed this before.")
+    assert len(calls) == 1
+
+
+def test_a_new_prompt_is_written_counted_once_and_in_its_language(alice, two_models):
+    battle = battle_start(rater=alice, text="Quelle heure est-il à Paris ?")
+    prompt = Prompt.objects.get(pk=battle.prompt_id)
+    assert (prompt.usage_count, prompt.source, prompt.active) == (1, Prompt.Source.RATER, False)
+    assert prompt.language == "fr"
+    battle_start(rater=alice, text="Quelle heure est-il à Paris ?")
+    prompt.refresh_from_db()
+    assert prompt.usage_count == 2
+
+
+def test_a_prompt_written_meanwhile_is_used_not_written_again(db, monkeypatch):
+    """Another start wrote the same text between this one's read and its insert: the insert
+    does nothing and the other's row is the prompt, not yet counted for this start."""
+    text = "Written by another start."
+    theirs = _prompt_insert(text=text, text_hash=prompt_hash(text))
+    assert theirs is not None and theirs.usage_count == 1
+    assert _prompt_insert(text=text, text_hash=prompt_hash(text)) is None
+    real_get = Prompt.objects.get
+    misses = iter([True])
+
+    def get(**kwargs):  # the first read misses, as it would have before the other's commit
+        if next(misses, False):
+            raise Prompt.DoesNotExist
+        return real_get(**kwargs)
+
+    monkeypatch.setattr(Prompt.objects, "get", get)
+    prompt, created = prompt_for_text(text=text)
+    assert (prompt.pk, created) == (theirs.pk, False)
+    assert Prompt.objects.filter(text_hash=prompt_hash(text)).count() == 1
+
+
+def test_the_starts_reads_built_once_read_what_the_querysets_read(alice, two_models):
+    battle_start(rater=alice, text="Explain DNS.")
+    GoldItem.objects.create(source=Battle.objects.get(), correct_side="b")
+    built = rater_read(rater=alice)
+    orm = _rater_query(pk=alice.pk, lock=False).get()
+    fields = [f.attname for f in type(alice)._meta.concrete_fields]
+    assert [getattr(built, f) for f in fields] == [getattr(orm, f) for f in fields]
+    assert built.email_verified is orm.email_verified
+    state, row = start_state(rater=alice), _state_query(pk=alice.pk).get()
+    assert (
+        (state.unwatched, state.gold_live) == (row["unwatched"], row["gold_live"]) == (True, True)
+    )
+    assert (state.stamps.models, state.stamps.snapshot) == (
+        row["models_stamp"],
+        row["snapshot_key"],
+    )
+    with CaptureQueriesContext(connection) as ctx:
+        rater_read(rater=alice)
+        start_state(rater=alice)
+    assert len(ctx.captured_queries) == 2
+
+
+def test_a_statement_whose_values_cannot_be_told_apart_is_refused(db):
+    from accounts.models import User
+
+    with pytest.raises(RuntimeError):
+        # Both marks name the same parameter twice over: which is which cannot be told.
+        statement("twice", lambda a, b: User.objects.filter(pk=a), {"a": (-1, -2), "b": (-1, -2)})
+    built = statement("by pk", lambda pk: User.objects.filter(pk=pk), {"pk": (-1, -2)})
+    with pytest.raises(TypeError):
+        built.bind(pk=1, other=2)
+
+
+async def test_an_action_with_no_limit_takes_no_trip_to_a_thread(settings, monkeypatch):
+    settings.RATELIMITS = {**settings.RATELIMITS, "battle_start": {}}
+
+    def counted(*args, **kwargs):
+        raise AssertionError("nothing was to be counted")
+
+    monkeypatch.setattr(ratelimits, "check", counted)
+    assert await ratelimits.check_websocket("battle_start", {"user": None}) is None
+
+
+async def test_a_sockets_end_work_runs_in_order_and_past_a_failure():
+    consumer = BattleConsumer()
+    consumer.tasks, consumer.end_work = set(), None
+    gate, seen = asyncio.Event(), []
+
+    async def first() -> None:
+        await gate.wait()
+        seen.append("leak noted")
+        raise RuntimeError("the database went away")
+
+    async def second() -> None:
+        seen.append("turn shown")
+
+    consumer._in_order(first)
+    consumer._in_order(second)
+    for _ in range(10):  # every task that can run, runs
+        await asyncio.sleep(0)
+    assert seen == []
+    gate.set()
+    await consumer.end_work
+    assert seen == ["leak noted", "turn shown"]
