@@ -30,6 +30,7 @@ from arena.backends.base import (
     StreamError,
     TextDelta,
 )
+from arena.core.criteria import CRITERIA
 
 WORDS = (
     "the answer depends on context and the data we have consider first what is being asked "
@@ -231,8 +232,6 @@ _CREATIVE = ("poem", "story", "haiku", "lyrics", "song", "limerick", "fiction", 
              "screenplay", "role-play", "roleplay", "fairy tale")  # fmt: skip
 _CONSTRAINED = ("exactly", "at most", "at least", "no more than", "json", "bullet", "words",
                 "format", "only", "do not", "must", "sentences")  # fmt: skip
-_CRITERIA = ("specificity", "domain_knowledge", "complexity", "problem_solving", "creativity",
-             "technical_accuracy", "real_world")  # fmt: skip
 
 
 def label_reply(prompt: str) -> str:
@@ -244,7 +243,7 @@ def label_reply(prompt: str) -> str:
     return json.dumps({
         "creative_writing": any(w in lower for w in _CREATIVE),
         "instruction_following": any(w in lower for w in _CONSTRAINED),
-        "criteria": {c: _digest("label", c, text) % 100 < share for c in _CRITERIA},
+        "criteria": {c: _digest("label", c, text) % 100 < share for c in CRITERIA},
     })  # fmt: skip
 
 

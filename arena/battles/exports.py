@@ -15,8 +15,8 @@ from django.utils import timezone
 from django.utils.dateparse import parse_datetime
 
 from arena.battles.models import Turn, Vote
+from arena.core.criteria import CRITERIA
 from arena.core.text import estimate_tokens
-from arena.tagging.selectors import CRITERIA
 
 FORMATS = ("arena", "jsonl")
 

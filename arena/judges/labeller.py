@@ -20,9 +20,9 @@ from django.utils import timezone
 
 from arena.catalog import costs
 from arena.catalog.models import ModelEntry
+from arena.core.criteria import CRITERIA, HARD_AT
 from arena.judges.calls import ATTEMPTS, JudgeCaller, ReplyError, json_object
 from arena.judges.prompts import Fence
-from arena.tagging.selectors import CRITERIA, HARD_AT
 
 REPLY_MAX_CHARS = 2_000  # a reply is a small JSON object; more is read as no reply
 # The mock backend answers a request whose system message holds this as a labeller would

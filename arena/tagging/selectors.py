@@ -19,19 +19,6 @@ TAGS = (
     "vision",
 )
 
-# The seven hard-prompt criteria of Arena-Hard and FastChat's logs (criteria_v0.1): a prompt
-# meeting HARD_AT of them is tagged "hard".
-CRITERIA = (
-    "specificity",
-    "domain_knowledge",
-    "complexity",
-    "problem_solving",
-    "creativity",
-    "technical_accuracy",
-    "real_world",
-)
-HARD_AT = 6
-
 _CHUNK = 5000
 
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from arena.tagging.selectors import CRITERIA
+from arena.core.criteria import CRITERIA
 from ranking.battle_log import Record, arrays_from_records
 from ranking.compute import breakdown_masks
 from ranking.tag_sets import NO_TAGS, category_tag_names, row_tags, tag_codes, tag_masks, used_sets
