@@ -10,7 +10,7 @@ from autobahn.twisted.websocket import WebSocketServerFactory, WebSocketServerPr
 from daphne.server import Server
 from twisted.internet.testing import StringTransport
 
-from arena.battles.frames import writer
+from arena.battles.frames import write_through, writer
 
 
 @pytest.fixture
@@ -89,3 +89,87 @@ def test_what_the_write_cannot_do_is_left_to_the_asgi_send(daphne_send, state):
 
     assert write(b'{"type":"delta"}') is False
     assert protocol.transport.value() == b""
+
+
+class Transport:
+    """What write_through reads of a Twisted TCP transport, on a real socket; its own write
+    keeps what it is given."""
+
+    TLS = False
+
+    def __init__(self, sock) -> None:
+        self.socket = sock
+        self.connected = 1
+        self.disconnecting = False
+        self._writeDisconnected = False
+        self.producer = None
+        self._tempDataBuffer: list[bytes] = []
+        self.dataBuffer = b""
+        self.offset = 0
+        self.written: list[bytes] = []
+
+    def write(self, data: bytes) -> None:
+        self.written.append(data)
+
+
+@pytest.fixture
+def socket_pair():
+    import socket
+
+    ours, theirs = socket.socketpair()
+    ours.setblocking(False)
+    theirs.setblocking(False)
+    yield ours, theirs
+    ours.close()
+    theirs.close()
+
+
+def received(sock) -> bytes:
+    got = b""
+    while True:
+        try:
+            chunk = sock.recv(1 << 20)
+        except BlockingIOError:
+            return got
+        if not chunk:
+            return got
+        got += chunk
+
+
+def test_a_frame_on_an_idle_transport_goes_to_the_socket_at_once(socket_pair):
+    ours, theirs = socket_pair
+    transport = Transport(ours)
+    assert write_through(transport, b"\x81\x02{}") is True
+    assert received(theirs) == b"\x81\x02{}"
+    assert transport.written == []
+
+
+def test_what_the_socket_does_not_take_goes_to_the_transports_write_in_order(socket_pair):
+    import socket
+
+    ours, theirs = socket_pair
+    ours.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, 4096)
+    transport = Transport(ours)
+    data = bytes(range(256)) * 8192  # 2 MiB: more than the socket takes at once
+    assert write_through(transport, data) is True
+    sent = received(theirs)
+    assert 0 < len(sent) < len(data)
+    assert sent + b"".join(transport.written) == data
+
+
+@pytest.mark.parametrize("state", ["waiting", "buffered", "closing", "tls", "producer"])
+def test_a_transport_with_writes_waiting_or_closing_keeps_its_own_write(socket_pair, state):
+    ours, theirs = socket_pair
+    transport = Transport(ours)
+    if state == "waiting":
+        transport._tempDataBuffer.append(b"earlier")
+    elif state == "buffered":
+        transport.dataBuffer = b"earlier"
+    elif state == "closing":
+        transport.disconnecting = True
+    elif state == "tls":
+        transport.TLS = True
+    elif state == "producer":
+        transport.producer = object()
+    assert write_through(transport, b"\x81\x02{}") is False
+    assert received(theirs) == b""
