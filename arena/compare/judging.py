@@ -4,6 +4,8 @@ daily budget counts), and the verdict."""
 
 from __future__ import annotations
 
+from dataclasses import asdict, fields
+
 from channels.db import database_sync_to_async
 from django.conf import settings
 
@@ -21,15 +23,14 @@ FAMILY_NOTE = "not judged: same family as judge"
 TRUNCATED_NOTE = "not judged: the answer stopped at the length limit (COMPARE_JUDGE_TRUNCATED)"
 
 
+# A Call's fields a JudgeCall row does not take as they are: its cost at list price (the row's
+# cost is the usage's, what the call was counted at) and the usage, whose fields are Spend's.
+_NOT_KEPT = ("cost", "usage")
+
+
 def _record(run: CompareRun, call: Call) -> None:
-    usage = call.usage
-    JudgeCall.objects.create(
-        run=run, purpose=call.purpose, attempt=call.attempt, order=call.order,
-        request=call.request, temperature_sent=call.temperature_sent,
-        schema_sent=call.schema_sent, reply=call.reply, problem=call.problem,
-        input_tokens=usage.input_tokens, output_tokens=usage.output_tokens,
-        tokens_estimated=usage.tokens_estimated, cost=usage.cost, cost_status=usage.cost_status,
-    )  # fmt: skip
+    kept = {f.name: getattr(call, f.name) for f in fields(call) if f.name not in _NOT_KEPT}
+    JudgeCall.objects.create(run=run, **kept, **asdict(call.usage))
 
 
 def scope_line(answers: list[CompareAnswer]) -> str:
