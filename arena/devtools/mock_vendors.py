@@ -21,9 +21,23 @@ from arena.devtools.http_server import Request, response_head
 
 STOP_REASONS = {"stop": "end_turn", "length": "max_tokens"}  # ours -> Anthropic's
 FINISH_REASONS = {"stop": "STOP", "length": "MAX_TOKENS"}  # ours -> Gemini's
-ERROR_TYPES = {"bad_request": "invalid_request_error", "auth": "authentication_error",
-               "rate_limited": "rate_limit_error", "server": "api_error"}  # fmt: skip
-HTTP_STATUS = {"bad_request": 400, "auth": 401, "rate_limited": 429, "server": 500}
+# An error's kind -> the HTTP status and the error's name each vendor sends it with; a kind
+# not listed (a timeout, a refused context) goes out as the vendor's server fault.
+ANTHROPIC_ERRORS = {
+    "bad_request": (400, "invalid_request_error"),
+    "auth": (401, "authentication_error"),
+    "not_found": (404, "not_found_error"),
+    "rate_limited": (429, "rate_limit_error"),
+    "server": (500, "api_error"),
+}
+# Gemini answers a wrong key as any other invalid argument.
+GEMINI_ERRORS = {
+    "bad_request": (400, "INVALID_ARGUMENT"),
+    "auth": (400, "INVALID_ARGUMENT"),
+    "not_found": (404, "NOT_FOUND"),
+    "rate_limited": (429, "RESOURCE_EXHAUSTED"),
+    "server": (500, "INTERNAL"),
+}
 
 
 def _sse(writer: asyncio.StreamWriter, name: str | None, data: dict) -> None:
@@ -102,8 +116,7 @@ async def anthropic_messages(server, request: Request, writer: asyncio.StreamWri
     if body.get("system"):
         messages.insert(0, Message("system", _text(body["system"])))
     if server.models and model not in server.models:
-        return await _error(server, writer, "bad_request", f"model: {model}", anthropic=True,
-                            status=404, name="not_found_error")  # fmt: skip
+        return await _error(server, writer, "not_found", f"model: {model}", anthropic=True)
     params = {"max_tokens": max_tokens, **{k: body[k] for k in ("temperature", "top_p")
                                           if k in body}}  # fmt: skip
     chat = ChatRequest(model, tuple(messages), params)
@@ -129,17 +142,7 @@ async def anthropic_messages(server, request: Request, writer: asyncio.StreamWri
             _sse(writer, "content_block_delta", {"type": "content_block_delta", "index": 0,
                  "delta": {"type": "text_delta", "text": event.text}})  # fmt: skip
         elif isinstance(event, StreamError):
-            _sse(
-                writer,
-                "error",
-                {
-                    "type": "error",
-                    "error": {
-                        "type": ERROR_TYPES.get(event.kind, "api_error"),
-                        "message": event.message,
-                    },
-                },
-            )
+            _sse(writer, "error", _error_body(event.kind, event.message, anthropic=True)[1])
             break
         elif isinstance(event, Finished):
             _sse(writer, "content_block_stop", {"type": "content_block_stop", "index": 0})
@@ -169,8 +172,7 @@ async def gemini_stream(server, request: Request, writer: asyncio.StreamWriter,
         p.split("=", 1) for p in request.query.split("&") if "=" in p
     ).get("key")
     if server.api_key and key != server.api_key:
-        return await _error(server, writer, "bad_request", "API key not valid.", status=400,
-                            name="INVALID_ARGUMENT")  # fmt: skip
+        return await _error(server, writer, "auth", "API key not valid.")
     try:
         body = json.loads(request.body)
         messages = [
@@ -183,15 +185,13 @@ async def gemini_stream(server, request: Request, writer: asyncio.StreamWriter,
     if system:
         messages.insert(0, Message("system", _text(system.get("parts"))))
     if server.models and model not in server.models:
-        return await _error(server, writer, "bad_request", f"models/{model} is not found",
-                            status=404, name="NOT_FOUND")  # fmt: skip
+        return await _error(server, writer, "not_found", f"models/{model} is not found")
     config = body.get("generationConfig") or body.get("generation_config") or {}
     params = {k: config[v] for k, v in (("max_tokens", "maxOutputTokens"),
               ("temperature", "temperature"), ("top_p", "topP")) if v in config}  # fmt: skip
     chat = ChatRequest(model, tuple(messages), params)
     if images_refused(server, chat):
-        return await _error(server, writer, "bad_request", IMAGES_REFUSED.format(model=model),
-                            status=400, name="INVALID_ARGUMENT")  # fmt: skip
+        return await _error(server, writer, "bad_request", IMAGES_REFUSED.format(model=model))
     response_id = uuid.uuid4().hex[:22]
     prompt = prompt_tokens(chat)
     started, pending = False, None
@@ -218,8 +218,7 @@ async def gemini_stream(server, request: Request, writer: asyncio.StreamWriter,
                 await writer.drain()
             pending = event.text
         elif isinstance(event, StreamError):
-            _sse(writer, None, {"error": {"code": 500, "message": event.message,
-                                          "status": "INTERNAL"}})  # fmt: skip
+            _sse(writer, None, _error_body("server", event.message)[1])
             break
         elif isinstance(event, Finished):
             _sse(writer, None, chunk(pending or "", event))
@@ -227,13 +226,15 @@ async def gemini_stream(server, request: Request, writer: asyncio.StreamWriter,
     await writer.drain()
 
 
-async def _error(server, writer, kind: str, message: str, *, anthropic: bool = False,
-                 status: int | None = None, name: str = "") -> None:  # fmt: skip
-    """An error body in the vendor's shape, with the status it sends it with."""
-    code = status or HTTP_STATUS.get(kind, 500)
+def _error_body(kind: str, message: str, *, anthropic: bool = False) -> tuple[int, dict]:
+    """The status and the body of an error in the vendor's shape, as it answers a request with
+    it or sends it inside a stream."""
     if anthropic:
-        payload = {"type": "error", "error": {"type": name or ERROR_TYPES.get(kind, "api_error"),
-                                              "message": message}}  # fmt: skip
-    else:
-        payload = {"error": {"code": code, "message": message, "status": name or "INTERNAL"}}
-    await server._send(writer, code, payload)
+        code, name = ANTHROPIC_ERRORS.get(kind, ANTHROPIC_ERRORS["server"])
+        return code, {"type": "error", "error": {"type": name, "message": message}}
+    code, name = GEMINI_ERRORS.get(kind, GEMINI_ERRORS["server"])
+    return code, {"error": {"code": code, "message": message, "status": name}}
+
+
+async def _error(server, writer, kind: str, message: str, *, anthropic: bool = False) -> None:
+    await server._send(writer, *_error_body(kind, message, anthropic=anthropic))

@@ -85,3 +85,28 @@ async def answer_openai(server: MockServer, model: str):
         return await answer(server, model)
     finally:
         server.api_key = key
+
+
+async def test_the_vendor_streams_refuse_in_each_vendors_own_status_and_name():
+    server = await MockServer(models={"mock-a": {}}, api_key="k").start()
+    gemini = server.url.removesuffix("/v1") + "/v1beta/models/{}:streamGenerateContent?alt=sse"
+    body = {"contents": [{"role": "user", "parts": [{"text": "Hi"}]}]}
+
+    async def gemini_error(model: str, key: str, content: object) -> tuple[int, str]:
+        sent = {"json": content} if isinstance(content, dict) else {"content": content}
+        got = await client.post(gemini.format(model), headers={"x-goog-api-key": key}, **sent)
+        return got.status_code, got.json()["error"]["status"]
+
+    try:
+        async with httpx.AsyncClient() as client:
+            assert await gemini_error("mock-a", "wrong", body) == (400, "INVALID_ARGUMENT")
+            assert await gemini_error("mock-a", "k", b"{") == (400, "INVALID_ARGUMENT")
+            assert await gemini_error("mock-b", "k", body) == (404, "NOT_FOUND")
+            got = await client.post(
+                server.url + "/messages",
+                headers={"x-api-key": "k"},
+                json={"model": "mock-b", "max_tokens": 9, "messages": []},
+            )
+            assert (got.status_code, got.json()["error"]["type"]) == (404, "not_found_error")
+    finally:
+        await server.stop()
