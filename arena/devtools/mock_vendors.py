@@ -21,22 +21,14 @@ from arena.devtools.http_server import Request, response_head
 
 STOP_REASONS = {"stop": "end_turn", "length": "max_tokens"}  # ours -> Anthropic's
 FINISH_REASONS = {"stop": "STOP", "length": "MAX_TOKENS"}  # ours -> Gemini's
-# An error's kind -> the HTTP status and the error's name each vendor sends it with; a kind
-# not listed (a timeout, a refused context) goes out as the vendor's server fault.
-ANTHROPIC_ERRORS = {
-    "bad_request": (400, "invalid_request_error"),
-    "auth": (401, "authentication_error"),
-    "not_found": (404, "not_found_error"),
-    "rate_limited": (429, "rate_limit_error"),
-    "server": (500, "api_error"),
-}
-# Gemini answers a wrong key as any other invalid argument.
-GEMINI_ERRORS = {
-    "bad_request": (400, "INVALID_ARGUMENT"),
-    "auth": (400, "INVALID_ARGUMENT"),
-    "not_found": (404, "NOT_FOUND"),
-    "rate_limited": (429, "RESOURCE_EXHAUSTED"),
-    "server": (500, "INTERNAL"),
+# An error's kind -> its HTTP status, Anthropic's type and Gemini's status; a kind not listed
+# (a timeout, a refused context) goes out as a server fault.
+ERRORS = {
+    "bad_request": (400, "invalid_request_error", "INVALID_ARGUMENT"),
+    "auth": (401, "authentication_error", "INVALID_ARGUMENT"),
+    "not_found": (404, "not_found_error", "NOT_FOUND"),
+    "rate_limited": (429, "rate_limit_error", "RESOURCE_EXHAUSTED"),
+    "server": (500, "api_error", "INTERNAL"),
 }
 
 
@@ -229,11 +221,12 @@ async def gemini_stream(server, request: Request, writer: asyncio.StreamWriter,
 def _error_body(kind: str, message: str, *, anthropic: bool = False) -> tuple[int, dict]:
     """The status and the body of an error in the vendor's shape, as it answers a request with
     it or sends it inside a stream."""
+    code, type_, status = ERRORS.get(kind, ERRORS["server"])
     if anthropic:
-        code, name = ANTHROPIC_ERRORS.get(kind, ANTHROPIC_ERRORS["server"])
-        return code, {"type": "error", "error": {"type": name, "message": message}}
-    code, name = GEMINI_ERRORS.get(kind, GEMINI_ERRORS["server"])
-    return code, {"error": {"code": code, "message": message, "status": name}}
+        return code, {"type": "error", "error": {"type": type_, "message": message}}
+    # Gemini answers a wrong key as any invalid argument: a 400.
+    code = 400 if status == "INVALID_ARGUMENT" else code
+    return code, {"error": {"code": code, "message": message, "status": status}}
 
 
 async def _error(server, writer, kind: str, message: str, *, anthropic: bool = False) -> None:
