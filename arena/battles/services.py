@@ -10,7 +10,7 @@ from datetime import datetime
 
 from django.conf import settings
 from django.db import IntegrityError, transaction
-from django.db.models import Exists, F, Subquery
+from django.db.models import Exists, Subquery
 from django.utils import timezone
 
 from accounts.models import User
@@ -18,10 +18,11 @@ from arena.battles import gold
 from arena.battles.answers import answers_send
 from arena.battles.draw_cache import battle_pick_models, catalog_for, shared_params
 from arena.battles.ending import battle_streams_end, battle_void
-from arena.battles.models import Answer, Battle, Prompt, Turn, Vote
+from arena.battles.models import Answer, Battle, Turn, Vote
 from arena.battles.prompts import prompt_clean_text, prompt_for_text
 from arena.battles.selectors import TurnSides
 from arena.battles.start_reads import rater_read, start_state
+from arena.battles.start_writes import start_write
 from arena.battles.sweep import answers_resume
 from arena.catalog.services import params_check
 from arena.core.errors import ServiceError
@@ -44,6 +45,11 @@ def _create_turn(*, battle: Battle, index: int, text: str) -> tuple[Turn, TurnSi
         Answer(turn=turn, side=side, model=battle.model_for(side))
         for side in (Answer.Side.A, Answer.Side.B)
     )
+    return turn, _turn_send(turn=turn, answers=answers)
+
+
+def _turn_send(*, turn: Turn, answers: list[Answer]) -> TurnSides:
+    """Queue a new turn's answers for generation (sent once the transaction commits)."""
     # One generation job per pool queue: both sides together when they share one.
     by_queue: dict[str, list[int]] = {}
     for answer in answers:
@@ -51,10 +57,9 @@ def _create_turn(*, battle: Battle, index: int, text: str) -> tuple[Turn, TurnSi
     for queue, ids in by_queue.items():
         answers_send(answer_ids=ids, queue=queue)
     # What a viewer of the new turn needs, without reading back what was just written.
-    sides = TurnSides(
+    return TurnSides(
         turn_id=turn.pk, index=turn.index, sides={a.pk: a.side for a in answers}, finished={}
     )
-    return turn, sides
 
 
 @dataclass(frozen=True)
@@ -114,8 +119,11 @@ def battle_begin(
     flags = (
         [{"reason": QUESTION, "detail": "asked before generation"}] if asks_identity(text) else []
     )
-    battle = Battle.objects.create(
-        id=battle_id or uuid.uuid4(),
+    battle_id = battle_id or uuid.uuid4()
+    if state.unwatched:  # before the new battle is written, which it keeps all the same
+        _others_abandon(rater=rater, keep=battle_id)
+    battle = Battle(
+        id=battle_id,
         rater=rater,
         prompt=prompt,
         model_a=model_a,
@@ -127,12 +135,14 @@ def battle_begin(
         integrity_flags=flags,
         images=image_records(attached),
     )
-    if not created:  # a prompt made just now was counted as it was written
-        Prompt.objects.filter(pk=prompt.pk).update(usage_count=F("usage_count") + 1)
-    if state.unwatched:
-        _others_abandon(rater=rater, keep=battle.pk)
-    _, turn = _create_turn(battle=battle, index=0, text=text)
-    return Started(battle=battle, turn=turn, terms=catalog_for(stamp=stamps.models).terms)
+    # In one statement where the database allows (a prompt made just now was counted as it
+    # was written).
+    turn, answers = start_write(battle=battle, text=text, count_prompt=not created)
+    return Started(
+        battle=battle,
+        turn=_turn_send(turn=turn, answers=answers),
+        terms=catalog_for(stamp=stamps.models).terms,
+    )
 
 
 ABANDONED = "abandoned: a new battle was started"

@@ -6,15 +6,16 @@ counted, and a socket's end work off the shared thread yet in order."""
 from __future__ import annotations
 
 import asyncio
+import random
 
 import pytest
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
 from accounts import ratelimits
-from arena.battles import gold
+from arena.battles import gold, start_writes
 from arena.battles.consumers import BattleConsumer
-from arena.battles.models import Battle, GoldItem, Prompt
+from arena.battles.models import Answer, Battle, GoldItem, Prompt
 from arena.battles.prompts import _prompt_insert, prompt_create, prompt_for_text
 from arena.battles.services import battle_begin, battle_start
 from arena.battles.start_reads import _rater_query, _state_query, rater_read, start_state
@@ -142,3 +143,44 @@ async def test_a_sockets_end_work_runs_in_order_and_past_a_failure():
     gate.set()
     await consumer.end_work
     assert seen == ["leak noted", "turn shown"]
+
+
+def _written(battle: Battle) -> tuple:
+    """A start's rows as the database holds them, less what differs from start to start."""
+    battle = Battle.objects.select_related("prompt").get(pk=battle.pk)
+    turn = battle.turns.get()
+    answers = sorted((a.side, a.model_id, a.status, a.text) for a in turn.answers.all())
+    fields = ("rater_id", "model_a_id", "model_b_id", "status", "params", "integrity_flags")
+    return (
+        tuple(getattr(battle, f) for f in fields),
+        battle.created_at is not None,
+        (turn.index, turn.text, turn.created_at is not None, turn.shown_at),
+        answers,
+    )
+
+
+@pytest.mark.parametrize("vendor", ["postgresql", "other"])
+def test_the_one_statement_writes_what_the_orm_writes(alice, two_models, monkeypatch, vendor):
+    """PostgreSQL's one statement, and the ORM's four where the database is another: the same
+    rows, the same objects handed back, the prompt's use counted once."""
+    if vendor == "other":
+        monkeypatch.setattr(start_writes, "ONE_STATEMENT", set())
+    started = battle_begin(rater=alice, text="Who made you?", rng=random.Random(1))
+    again = battle_begin(rater=alice, text="Who made you?", rng=random.Random(1))
+    for one in (started, again):
+        battle = one.battle
+        assert _written(battle)[1:] == (True, (0, "Who made you?", True, None), _written(battle)[3])
+        answers = {a.side: a for a in Answer.objects.filter(turn__battle=battle)}
+        assert one.turn.sides == {a.pk: side for side, a in answers.items()}
+        assert one.turn.turn_id == battle.turns.get().pk
+        assert {side: a.model_id for side, a in answers.items()} == {
+            "a": battle.model_a_id,
+            "b": battle.model_b_id,
+        }
+        assert all(a.status == Answer.Status.PENDING and a.text == "" for a in answers.values())
+        assert battle.integrity_flags == [
+            {"reason": "identity_question", "detail": "asked before generation"}
+        ]
+    assert Prompt.objects.get(pk=started.battle.prompt_id).usage_count == 2
+    assert Battle.objects.get(pk=started.battle.pk).status == Battle.Status.VOID  # abandoned
+    assert Battle.objects.get(pk=again.battle.pk).status == Battle.Status.GENERATING
