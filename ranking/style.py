@@ -153,6 +153,13 @@ def style_data(
 class _Problem:
     """The penalised, weighted log-likelihood and its derivatives for one StyleData."""
 
+    # The line-searched Newton fit: at most FIT_STEPS steps, done once a full step is below
+    # STEP_TOL. The chord refit of a resample: at most REFIT_STEPS, done below REFIT_TOL.
+    FIT_STEPS = 100
+    STEP_TOL = 1e-6
+    REFIT_STEPS = 30
+    REFIT_TOL = 1e-7
+
     def __init__(self, data: StyleData, reg: float) -> None:
         self.m = data.n_models
         self.k = data.features.shape[1]
@@ -256,28 +263,21 @@ class _Problem:
         step[: self.m] -= step[: self.m].mean()
         return step
 
-    def fit(
-        self,
-        w: np.ndarray,
-        params0: np.ndarray,
-        *,
-        max_iter: int = 100,
-        step_tol: float = 1e-6,
-    ) -> np.ndarray:
+    def fit(self, w: np.ndarray, params0: np.ndarray) -> np.ndarray:
         """Newton with Armijo backtracking; stops once a full step is tiny.
 
-        A Newton step below `step_tol` is in the quadratic regime, so applying it leaves an
+        A Newton step below `STEP_TOL` is in the quadratic regime, so applying it leaves an
         error of order step², and no further evaluation (a full pass over the votes) is needed.
         """
         params = params0.copy()
         params[: self.m] -= params[: self.m].mean()
         f, p = self.objective(params, w)
-        for _ in range(max_iter):
+        for _ in range(self.FIT_STEPS):
             g = self.gradient(params, p, w)
             step = self.step(self.solver(self.hessian(p, w)), g)
             biggest = float(np.abs(step).max())
             slope = float(g @ step)
-            if biggest < step_tol or slope >= 0:
+            if biggest < self.STEP_TOL or slope >= 0:
                 if slope < 0:
                     params = params + step
                 break
@@ -293,15 +293,7 @@ class _Problem:
         params[: self.m] -= params[: self.m].mean()
         return params
 
-    def refit(
-        self,
-        w: np.ndarray,
-        params0: np.ndarray,
-        h_inv: np.ndarray,
-        *,
-        max_iter: int = 30,
-        tol: float = 1e-7,
-    ) -> np.ndarray:
+    def refit(self, w: np.ndarray, params0: np.ndarray, h_inv: np.ndarray) -> np.ndarray:
         """Refit a resample close to params0 with a chord iteration, the Hessian held fixed.
 
         For a bootstrap resample the full data's Hessian is within a percent or so of the
@@ -311,13 +303,13 @@ class _Problem:
         """
         params = params0.copy()
         last = np.inf
-        for _ in range(max_iter):
+        for _ in range(self.REFIT_STEPS):
             step = self.step(h_inv, self.gradient(params, self.probs(params), w))
             biggest = float(np.abs(step).max())
             if not biggest < min(last, 1.0):
                 break
             params += step
-            if biggest < tol:
+            if biggest < self.REFIT_TOL:
                 params[: self.m] -= params[: self.m].mean()
                 return params
             last = biggest
