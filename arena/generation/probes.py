@@ -44,31 +44,36 @@ class ReplicaHealth:
     note: str = ""
 
 
-async def probe(
-    *,
-    kind: str,
-    backend_settings: dict,
-    model_id: str,
-    prompt: str,
-    max_tokens: int,
-    timeout_s: float,
-) -> StreamResult:
-    """One streamed request; ServiceError ``unknown_backend`` when no backend of ``kind`` is
+@dataclass(frozen=True)
+class Probe:
+    """One request to send: to which backend (its kind and adapter settings) and model, what it
+    asks, and how long the whole answer may take; a replica's health ping by default."""
+
+    kind: str
+    backend_settings: dict
+    model_id: str
+    prompt: str = PING_PROMPT
+    max_tokens: int = PING_MAX_TOKENS
+    timeout_s: float = PING_TIMEOUT_S
+
+
+async def probe(sent: Probe) -> StreamResult:
+    """One streamed request; ServiceError ``unknown_backend`` when no backend of its kind is
     installed."""
+    # The adapter's own HTTP timeout must not outlast the probe's.
+    conf = {**sent.backend_settings, "timeout_s": sent.timeout_s}
     try:
-        backend = backend_for(kind, backend_settings)
+        backend = backend_for(sent.kind, conf)
     except UnknownBackend as exc:
         raise ServiceError("unknown_backend", str(exc)) from None
-    request = ChatRequest(
-        model_id=model_id, messages=(Message("user", prompt),), params={"max_tokens": max_tokens}
-    )
-
+    asked = (Message("user", sent.prompt),)
+    request = ChatRequest(sent.model_id, asked, {"max_tokens": sent.max_tokens})
     return await stream_answer(
         backend,
         request,
         on_delta=discard,
         max_chars=settings.ARENA["ANSWER_MAX_CHARS"],
-        timeout_s=timeout_s,
+        timeout_s=sent.timeout_s,
     )
 
 
@@ -119,13 +124,7 @@ async def _probe_replica(
 ) -> ReplicaHealth:
     try:
         result = await probe(
-            kind=model.backend,
-            # The adapter's own HTTP timeout must not outlast the probe's.
-            backend_settings={**backend_settings, "timeout_s": timeout_s},
-            model_id=model.model_id,
-            prompt=PING_PROMPT,
-            max_tokens=PING_MAX_TOKENS,
-            timeout_s=timeout_s,
+            Probe(model.backend, backend_settings, model.model_id, timeout_s=timeout_s)
         )
     except ServiceError as exc:
         return ReplicaHealth(

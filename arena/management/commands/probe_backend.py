@@ -106,21 +106,13 @@ class Command(BaseCommand):
             raise CommandError("--max-tokens must be at least 1.")
         if timeout <= 0:
             raise CommandError("--timeout must be more than 0 seconds.")
-        conf: dict = {"timeout_s": timeout}
+        conf: dict = {}
         if url:
             conf["base_url"] = url
         if api_key_env:
             conf["api_key_env"] = api_key_env
-        result = probes.run(
-            probes.probe(
-                kind=kind,
-                backend_settings=conf,
-                model_id=model,
-                prompt=prompt,
-                max_tokens=max_tokens,
-                timeout_s=timeout,
-            )
-        )
+        sent = probes.Probe(kind, conf, model, prompt, max_tokens, timeout)
+        result = probes.run(probes.probe(sent))
         report = probe_report(result, prompt=prompt)
         if as_json:
             self.stdout.write(json.dumps(report))
