@@ -19,6 +19,9 @@ BOTH_BAD = 3
 
 # 400 / ln 10: one natural-log unit of strength in Elo-style points.
 SCALE = 400.0 / np.log(10.0)
+# The ridge penalty (reg/2)·‖θ‖² every fit takes unless told otherwise, plain or
+# style-controlled, resampled or not: it holds a model that never lost at a finite strength.
+REG = 1e-6
 
 # Above this many possible ordered pairs the dense bincount over M² bins costs more memory than
 # sorting the keys does.
@@ -190,7 +193,7 @@ def newton_direction(h: np.ndarray, g: np.ndarray) -> np.ndarray:
 def fit(
     counts: PairCounts,
     *,
-    reg: float = 1e-6,
+    reg: float = REG,
     theta0: np.ndarray | None = None,
     max_iter: int = 200,
     tol: float = 1e-10,

@@ -15,6 +15,7 @@ import numpy as np
 from ranking.blas import blas_single
 from ranking.bradley_terry import BOTH_BAD, SCALE, TIE, A, B, components, counts_from_votes, fit
 from ranking.intervals import bootstrap, rank_ranges, sandwich
+from ranking.numbers import LEVEL
 from ranking.pairwise import pair_tallies
 from ranking.progress import advance, expect
 from ranking.style import (
@@ -88,7 +89,7 @@ class RankingConfig:
     min_votes: int = 300
     anchor: str | None = None
     anchor_score: float = 1000.0
-    level: float = 0.95
+    level: float = LEVEL
     reweight: bool = False
 
     def as_dict(self) -> dict:

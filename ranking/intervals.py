@@ -13,8 +13,8 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from ranking.blas import blas_single
-from ranking.bradley_terry import PairCounts, fit, gradient_hessian, sigmoid
-from ranking.numbers import two_sided_z
+from ranking.bradley_terry import REG, PairCounts, fit, gradient_hessian, sigmoid
+from ranking.numbers import LEVEL, two_sided_z
 from ranking.progress import advance
 
 if TYPE_CHECKING:
@@ -155,8 +155,8 @@ def bootstrap(
     *,
     rounds: int = 1000,
     seed: int = 0,
-    level: float = 0.95,
-    reg: float = 1e-6,
+    level: float = LEVEL,
+    reg: float = REG,
 ) -> Intervals:
     """Percentile intervals from multinomial resampling of the (pair, outcome) cells.
 
@@ -226,8 +226,8 @@ def sandwich(
     counts: PairCounts,
     theta: np.ndarray,
     *,
-    level: float = 0.95,
-    reg: float = 1e-6,
+    level: float = LEVEL,
+    reg: float = REG,
     meat_counts: PairCounts | None = None,
 ) -> Intervals:
     """Normal intervals θ ± z·se from the robust (Huber–White) covariance H⁻¹ M H⁻¹.

@@ -12,6 +12,9 @@ from typing import TypeVar
 
 _T = TypeVar("_T")
 
+# What share of the time every interval is meant to cover the truth, unless asked otherwise.
+LEVEL = 0.95
+
 
 def two_sided_z(level: float) -> float:
     """The standard normal quantile of a two-sided ``level`` interval (1.96 for 0.95). From the

@@ -18,6 +18,7 @@ import numpy as np
 from ranking.blas import blas_single
 from ranking.bradley_terry import (
     BOTH_BAD,
+    REG,
     TIE,
     A,
     B,
@@ -25,7 +26,7 @@ from ranking.bradley_terry import (
     check_weights,
     validate_votes,
 )
-from ranking.numbers import two_sided_z
+from ranking.numbers import LEVEL, two_sided_z
 from ranking.progress import advance
 
 STYLE_NAMES = ("length", "headers", "lists", "bold")
@@ -320,7 +321,7 @@ class _Problem:
 def fit_style(
     data: StyleData,
     *,
-    reg: float = 1e-6,
+    reg: float = REG,
     weights: np.ndarray | None = None,
     theta0: np.ndarray | None = None,
     coef0: np.ndarray | None = None,
@@ -355,8 +356,8 @@ def bootstrap_style(
     *,
     rounds: int = 100,
     seed: int = 0,
-    level: float = 0.95,
-    reg: float = 1e-6,
+    level: float = LEVEL,
+    reg: float = REG,
     weights: np.ndarray | None = None,
 ) -> StyleIntervals:
     """Percentile intervals from resampling votes: each round weights every vote by how many
@@ -388,7 +389,7 @@ def sandwich_style(
     theta: np.ndarray,
     coefs: np.ndarray,
     *,
-    level: float = 0.95,
+    level: float = LEVEL,
     weights: np.ndarray | None = None,
 ) -> StyleIntervals:
     """Normal intervals from the robust covariance H⁺ M H⁺ of the style-controlled fit.
