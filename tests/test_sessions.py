@@ -8,12 +8,11 @@ import pytest
 from channels.db import database_sync_to_async
 from django.conf import settings
 from django.contrib.sessions.models import Session
-from django.core.cache import cache
 from django.test import Client
 from redis.exceptions import ConnectionError as RedisConnectionError
 
 from arena import sessions
-from arena.sessions import SessionStore
+from arena.sessions import SessionStore, session_cache
 from tests.helpers import PASSWORD, make_user
 
 
@@ -41,7 +40,7 @@ def test_a_session_not_in_the_cache_is_read_from_the_database_and_kept(
 ):
     user = make_user("ada@example.com")
     _, key = signed_in(user)
-    cache.delete(SessionStore.cache_key_prefix + key)
+    session_cache().delete(SessionStore.cache_key_prefix + key)
     with django_assert_num_queries(1):
         assert SessionStore(key).load()["_auth_user_id"] == str(user.pk)
     with django_assert_num_queries(0):
@@ -50,6 +49,7 @@ def test_a_session_not_in_the_cache_is_read_from_the_database_and_kept(
 
 def test_a_copy_is_kept_for_a_bounded_time_not_the_sessions_age(db, monkeypatch):
     kept: list[int] = []
+    cache = session_cache()
     real_set = cache.set
 
     def recording_set(key, value, timeout=None, **kwargs):
@@ -58,7 +58,7 @@ def test_a_copy_is_kept_for_a_bounded_time_not_the_sessions_age(db, monkeypatch)
 
     monkeypatch.setattr(cache, "set", recording_set)
     _, key = signed_in(make_user("ada@example.com"))  # saved: a copy
-    cache.delete(SessionStore.cache_key_prefix + key)
+    session_cache().delete(SessionStore.cache_key_prefix + key)
     SessionStore(key).load()  # read from the database: a copy
     assert len(kept) >= 2
     assert all(0 < t <= sessions.CACHE_TTL_S for t in kept)
@@ -87,8 +87,8 @@ def test_redis_away_on_a_read_falls_back_to_the_database(db, monkeypatch):
     def away(*args, **kwargs):
         raise RedisConnectionError("Redis is away")
 
-    monkeypatch.setattr(cache, "get", away)
-    monkeypatch.setattr(cache, "set", away)
+    monkeypatch.setattr(session_cache(), "get", away)
+    monkeypatch.setattr(session_cache(), "set", away)
     assert SessionStore(key).load()["_auth_user_id"] == str(user.pk)
 
 
@@ -98,7 +98,7 @@ def test_a_logout_that_cannot_remove_the_copy_fails_rather_than_leave_it(db, mon
     def away(*args, **kwargs):
         raise RedisConnectionError("Redis is away")
 
-    monkeypatch.setattr(cache, "delete", away)
+    monkeypatch.setattr(session_cache(), "delete", away)
     store = SessionStore(key)
     store.load()
     with pytest.raises(RedisConnectionError):
@@ -119,3 +119,30 @@ async def test_a_socket_with_a_logged_out_session_is_refused(ws_connect):
     again.scope["headers"] = comm.scope["headers"]
     connected, code = await again.connect()
     assert (connected, code) == (False, 4401)
+
+
+def test_every_thread_and_task_reads_sessions_through_one_cache(db):
+    """One cache object, so one Redis connection pool: not one connection per connect."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    from asgiref.sync import async_to_sync, sync_to_async
+
+    async def in_a_task():
+        return await sync_to_async(lambda: SessionStore()._cache, thread_sensitive=False)()
+
+    with ThreadPoolExecutor(3) as pool:
+        seen = list(pool.map(lambda _: SessionStore()._cache, range(6)))
+    seen.append(async_to_sync(in_a_task)())
+    assert all(c is session_cache() for c in seen)
+
+
+def test_the_session_cache_follows_its_settings(settings):
+    before = session_cache()
+    settings.CACHES = {
+        "default": {
+            "BACKEND": "django.core.cache.backends.locmem.LocMemCache",
+            "LOCATION": "sessions-test",
+        }
+    }
+    assert session_cache() is not before
+    assert session_cache() is session_cache()
