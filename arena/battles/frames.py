@@ -104,7 +104,9 @@ def write_through(transport: Any, data: bytes) -> bool:
             and not transport.disconnecting
             and not transport._writeDisconnected
             and not transport.TLS
-            and transport.producer is None
+            # A producer (twisted.web's HTTP channel registers itself) is paused only while
+            # writes wait, and a write that waits for nothing leaves it as it is.
+            and not transport.producerPaused
             and not transport._tempDataBuffer
             and transport.offset == len(transport.dataBuffer)
         )

@@ -102,7 +102,8 @@ class Transport:
         self.connected = 1
         self.disconnecting = False
         self._writeDisconnected = False
-        self.producer = None
+        self.producer = object()  # twisted.web's HTTP channel, which daphne's sockets have
+        self.producerPaused = False
         self._tempDataBuffer: list[bytes] = []
         self.dataBuffer = b""
         self.offset = 0
@@ -157,7 +158,7 @@ def test_what_the_socket_does_not_take_goes_to_the_transports_write_in_order(soc
     assert sent + b"".join(transport.written) == data
 
 
-@pytest.mark.parametrize("state", ["waiting", "buffered", "closing", "tls", "producer"])
+@pytest.mark.parametrize("state", ["waiting", "buffered", "closing", "tls", "paused"])
 def test_a_transport_with_writes_waiting_or_closing_keeps_its_own_write(socket_pair, state):
     ours, theirs = socket_pair
     transport = Transport(ours)
@@ -169,7 +170,7 @@ def test_a_transport_with_writes_waiting_or_closing_keeps_its_own_write(socket_p
         transport.disconnecting = True
     elif state == "tls":
         transport.TLS = True
-    elif state == "producer":
-        transport.producer = object()
+    elif state == "paused":
+        transport.producerPaused = True
     assert write_through(transport, b"\x81\x02{}") is False
     assert received(theirs) == b""
