@@ -30,6 +30,7 @@ from arena.battles.ending import battle_void, battle_void_overdue, turn_deadline
 from arena.battles.live import Watch, schedule, socket_closed
 from arena.battles.models import Battle, Turn
 from arena.battles.sockets import registry
+from arena.battles.turn_shown import turn_shown
 from arena.core.errors import ServiceError
 from arena.core.text import text_clean
 from arena.integrity.checks import has_finding, redact
@@ -290,9 +291,7 @@ class BattleConsumer(AsyncWebsocketConsumer):
             await self._notice(VoteFlag.Reason.IDENTITY_LEAK, IDENTITY_LEAK_NOTICE)
 
     async def _complete(self, watch: Watch) -> None:
-        await database_sync_to_async(services.turn_mark_shown, thread_sensitive=False)(
-            turn_id=watch.turn_id
-        )
+        await database_sync_to_async(turn_shown, thread_sensitive=False)(turn_id=watch.turn_id)
         if watch is self.watch:
             await self._send({"type": "turn_complete"})
 

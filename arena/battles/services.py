@@ -10,7 +10,6 @@ from datetime import datetime
 
 from django.conf import settings
 from django.db import IntegrityError, transaction
-from django.db.models import Exists, Subquery
 from django.utils import timezone
 
 from accounts.models import User
@@ -24,6 +23,7 @@ from arena.battles.selectors import TurnSides
 from arena.battles.start_reads import rater_read, start_state
 from arena.battles.start_writes import start_write
 from arena.battles.sweep import answers_resume
+from arena.battles.turn_shown import turn_shown
 from arena.catalog.services import params_check
 from arena.core.errors import ServiceError
 from arena.core.text import estimate_tokens, style_counts
@@ -313,19 +313,9 @@ def battle_follow_up(*, battle_id: object, rater: User, text: object) -> Turn:
     return _create_turn(battle=battle, index=index, text=text)[0]
 
 
-@transaction.atomic
 def turn_mark_shown(*, turn_id: int, at: datetime | None = None) -> Battle:
-    """Both answers of the turn have been fully shown: the vote clock starts now (the first
-    time only). Three statements: the turn's time (its row locked while another showing of it
-    waits), the battle made ready where it may be, the battle."""
-    Turn.objects.filter(pk=turn_id, shown_at__isnull=True).update(shown_at=at or timezone.now())
-    # Waiting: its answers had all finished before anyone watched them to the end (a tab
-    # reloaded, a resume); watched now, it may be voted on once every answer is complete.
-    unfinished = Answer.objects.filter(turn_id=turn_id).exclude(status=Answer.Status.OK)
-    Battle.objects.filter(
-        pk=Subquery(Turn.objects.filter(pk=turn_id).values("battle_id")),
-        status__in=Battle.UNWATCHED,
-    ).exclude(Exists(unfinished)).update(status=Battle.Status.READY)
+    """``turn_shown``, then the battle as it is now."""
+    turn_shown(turn_id=turn_id, at=at)
     return Battle.objects.get(turns__pk=turn_id)
 
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import random
+from datetime import UTC, datetime, timedelta
 
 import pytest
 from django.db import connection
@@ -19,6 +20,7 @@ from arena.battles.models import Answer, Battle, GoldItem, Prompt
 from arena.battles.prompts import _prompt_insert, prompt_create, prompt_for_text
 from arena.battles.services import battle_begin, battle_start
 from arena.battles.start_reads import _rater_query, _state_query, rater_read, start_state
+from arena.battles.turn_shown import turn_shown
 from arena.core.statements import statement
 from arena.core.text import prompt_hash
 from tests.helpers import make_user
@@ -184,3 +186,19 @@ def test_the_one_statement_writes_what_the_orm_writes(alice, two_models, monkeyp
     assert Prompt.objects.get(pk=started.battle.prompt_id).usage_count == 2
     assert Battle.objects.get(pk=started.battle.pk).status == Battle.Status.VOID  # abandoned
     assert Battle.objects.get(pk=again.battle.pk).status == Battle.Status.GENERATING
+
+
+def test_a_turn_shown_takes_two_statements_and_keeps_its_first_time(alice, two_models):
+    """The consumer's end of every battle: built once per process, as the ORM would write it."""
+    battle = battle_start(rater=alice, text="Explain DNS.")
+    turn = battle.turns.get()
+    turn.answers.update(status=Answer.Status.OK)
+    Battle.objects.filter(pk=battle.pk).update(status=Battle.Status.WAITING)
+    first = datetime(2030, 1, 2, 3, 4, 5, tzinfo=UTC)
+    turn_shown(turn_id=turn.pk, at=first)
+    with CaptureQueriesContext(connection) as ctx:
+        turn_shown(turn_id=turn.pk, at=first + timedelta(hours=1))
+    assert len([q for q in ctx.captured_queries if "SAVEPOINT" not in q["sql"]]) == 2
+    turn.refresh_from_db()
+    battle.refresh_from_db()
+    assert (turn.shown_at, battle.status) == (first, Battle.Status.READY)
