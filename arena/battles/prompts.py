@@ -13,6 +13,7 @@ from arena.battles.models import Prompt
 from arena.battles.prompt_files import ImportReport, parse_prompts
 from arena.battles.selectors import prompt_random
 from arena.core.errors import ServiceError
+from arena.core.statements import statement
 from arena.core.text import prompt_hash, text_clean
 from arena.tagging.language import language_of
 
@@ -38,19 +39,35 @@ def prompt_for_text(*, text: str, prompt_id: int | None = None) -> tuple[Prompt,
     """The curated prompt drawn (or typed again), else the rater's prompt, deduplicated by hash
     and created on first use; with whether it was created now, already counted once (its
     ``usage_count`` is 1: the caller counts only an existing prompt's use)."""
-    if prompt_id is not None:
-        prompt = Prompt.objects.filter(pk=prompt_id, active=True).first()
-        if prompt is not None and prompt.text_hash == prompt_hash(text):
-            return prompt_language_fill(prompt=prompt), False
     text_hash = prompt_hash(text)
-    try:
-        return prompt_language_fill(prompt=Prompt.objects.get(text_hash=text_hash)), False
-    except Prompt.DoesNotExist:
-        pass
+    if prompt_id is not None:
+        prompt = _prompt_read("drawn", pk=prompt_id)
+        if prompt is not None and prompt.text_hash == text_hash:
+            return prompt_language_fill(prompt=prompt), False
+    prompt = _prompt_read("typed", text_hash=text_hash)
+    if prompt is not None:
+        return prompt_language_fill(prompt=prompt), False
     prompt = _prompt_insert(text=text, text_hash=text_hash)
     if prompt is None:  # another start inserted the same text since the read: theirs
         return prompt_language_fill(prompt=Prompt.objects.get(text_hash=text_hash)), False
     return prompt, True
+
+
+# A start's read of its prompt, built once per process (arena.core.statements): the active
+# prompt of a drawn id, or the prompt of a text's hash.
+_READS = {
+    "drawn": (lambda pk: Prompt.objects.filter(pk=pk, active=True), {"pk": (-1, -2)}),
+    "typed": (
+        lambda text_hash: Prompt.objects.filter(text_hash=text_hash),
+        {"text_hash": ("-1", "-2")},
+    ),
+}
+
+
+def _prompt_read(kind: str, **value: object) -> Prompt | None:
+    build, marks = _READS[kind]
+    built = statement(f"prompt_read:{kind}", build, marks)
+    return next(iter(Prompt.objects.raw(built.sql, built.bind(**value))), None)
 
 
 def _prompt_insert(*, text: str, text_hash: str) -> Prompt | None:

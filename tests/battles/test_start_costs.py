@@ -14,7 +14,7 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
 from accounts import ratelimits
-from arena.battles import gold, start_writes
+from arena.battles import gold, prompts, start_writes
 from arena.battles.consumers import BattleConsumer
 from arena.battles.models import Answer, Battle, GoldItem, Prompt
 from arena.battles.prompts import _prompt_insert, prompt_create, prompt_for_text
@@ -67,15 +67,8 @@ def test_a_prompt_written_meanwhile_is_used_not_written_again(db, monkeypatch):
     theirs = _prompt_insert(text=text, text_hash=prompt_hash(text))
     assert theirs is not None and theirs.usage_count == 1
     assert _prompt_insert(text=text, text_hash=prompt_hash(text)) is None
-    real_get = Prompt.objects.get
-    misses = iter([True])
-
-    def get(**kwargs):  # the first read misses, as it would have before the other's commit
-        if next(misses, False):
-            raise Prompt.DoesNotExist
-        return real_get(**kwargs)
-
-    monkeypatch.setattr(Prompt.objects, "get", get)
+    # The read misses, as it would have before the other's commit.
+    monkeypatch.setattr(prompts, "_prompt_read", lambda kind, **value: None)
     prompt, created = prompt_for_text(text=text)
     assert (prompt.pk, created) == (theirs.pk, False)
     assert Prompt.objects.filter(text_hash=prompt_hash(text)).count() == 1
