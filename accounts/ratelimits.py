@@ -192,18 +192,27 @@ def check(
     return None
 
 
+def counted(action: str) -> bool:
+    """Whether ``check`` counts this action at all (a limit for either scope is set)."""
+    rates = settings.RATELIMITS.get(action, {})
+    return rates.get("user") is not None or rates.get("network") is not None
+
+
+def check_scope(action: str, scope: dict[str, Any]) -> Limited | None:
+    """``check`` for the signed-in user of a websocket connection, on the caller's thread: for
+    an action whose own work runs on a thread anyway, so the count costs no trip of its own."""
+    return check(action, user_id=scope["user"].pk, address=scope_address(scope))
+
+
 async def check_websocket(action: str, scope: dict[str, Any]) -> Limited | None:
     """``check`` for the signed-in user of a websocket connection."""
-    rates = settings.RATELIMITS.get(action, {})
-    if rates.get("user") is None and rates.get("network") is None:
+    if not counted(action):
         # Nothing to count (``check`` would touch no cache): no trip to a thread, whose queue
         # a crowd's starts fill.
         return None
-    address = scope_address(scope)
     # Not thread_sensitive: that one thread runs all of this process's database calls, and a
     # cache round trip should not queue behind them.
-    limiter = sync_to_async(check, thread_sensitive=False)
-    return await limiter(action, user_id=scope["user"].pk, address=address)
+    return await sync_to_async(check_scope, thread_sensitive=False)(action, scope)
 
 
 # The HTTP limiter (django-ratelimit) ---------------------------------------------------------

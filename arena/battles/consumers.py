@@ -16,6 +16,7 @@ from collections.abc import Callable, Coroutine
 from functools import partial
 from typing import Any
 
+from asgiref.sync import async_to_sync
 from channels.db import database_sync_to_async
 from channels.generic.websocket import AsyncWebsocketConsumer
 from django.conf import settings
@@ -136,24 +137,25 @@ class BattleConsumer(AsyncWebsocketConsumer):
             )
 
     async def _start(self, message: dict) -> None:
-        if limited := await ratelimits.check_websocket("battle_start", self.scope):
-            return await self._send(limited.frame())  # first, so a refusal writes nothing
         prompt_id = message.get("prompt_id")
         if isinstance(prompt_id, bool) or not isinstance(prompt_id, int):
             prompt_id = None
-        # The rater's battle still generating or waiting, on this socket or any other, is
-        # abandoned by the new one (battle_start).
-        self._leave()
-        # One trip to the database: the battle, its first turn's sides and the names to
-        # redact, which hold for the whole battle. Not on the thread every thread-sensitive
-        # call of this process queues for: a start locks only its own rater's row, so a
-        # crowd's starts run side by side, each thread on its own connection.
-        started = await database_sync_to_async(_battle_begin, thread_sensitive=False)(
-            rater=self.user,
+        counted = ratelimits.counted("battle_start")
+        if not counted:  # nothing to count first: the socket leaves its battle here
+            self._leave()
+        # One trip to a thread: the rate limit counted, then the database's work: the battle,
+        # its first turn's sides and the names to redact, which hold for the whole battle. Not
+        # on the thread every thread-sensitive call of this process queues for: a start locks
+        # only its own rater's row, so a crowd's starts run side by side, each thread on its
+        # own connection.
+        started = await database_sync_to_async(self._counted_begin, thread_sensitive=False)(
+            counted=counted,
             text=message.get("prompt"),
             prompt_id=prompt_id,
             images=message.get("images"),
         )
+        if isinstance(started, ratelimits.Limited):
+            return await self._send(started.frame())
         battle, turn, self.terms = started.battle, started.turn, started.terms
         self.battle_id = battle.pk
         self.leak_noticed = False
@@ -161,6 +163,23 @@ class BattleConsumer(AsyncWebsocketConsumer):
         if has_finding(battle.integrity_flags, QUESTION):
             await self._notice(QUESTION, IDENTITY_QUESTION_NOTICE)
         self._watch(turn)
+
+    def _counted_begin(
+        self, *, counted: bool, text: object, prompt_id: int | None, images: object
+    ) -> services.Started | ratelimits.Limited:
+        """On a thread: the start counted against its rate limit (first, so a refusal writes
+        nothing and leaves this socket's battle as it was), then begun."""
+        if counted:
+            if limited := ratelimits.check_scope("battle_start", self.scope):
+                return limited
+            # The rater's battle still generating or waiting, on this socket or any other, is
+            # abandoned by the new one (battle_start): this socket stops showing it first, on
+            # its event loop.
+            async_to_sync(self._leave_now)()
+        return _battle_begin(rater=self.user, text=text, prompt_id=prompt_id, images=images)
+
+    async def _leave_now(self) -> None:
+        self._leave()
 
     async def _resume(self, message: dict) -> None:
         """Show a battle of this rater's again, from the start of its last turn: the answer
