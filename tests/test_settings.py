@@ -37,3 +37,21 @@ def test_the_embedded_default_is_not_silently_production():
     check = [sys.executable, "manage.py", "check", "--deploy"]
     done = subprocess.run(check, cwd=ROOT, env=env, capture_output=True, text=True, timeout=120)
     assert "security.W004" in done.stdout + done.stderr  # no HSTS
+
+
+def test_a_web_process_passes_between_its_threads_at_the_configured_interval():
+    probe = "import sys, arena.asgi; print(sys.getswitchinterval())"
+    for configured, expected in ((None, 0.001), ("2.5", 0.0025)):
+        environment = {k: v for k, v in os.environ.items() if k != "WEB_SWITCH_INTERVAL_MS"}
+        if configured is not None:
+            environment["WEB_SWITCH_INTERVAL_MS"] = configured
+        out = subprocess.run(
+            [sys.executable, "-c", probe],
+            cwd=ROOT,
+            env=environment,
+            capture_output=True,
+            text=True,
+            check=True,
+            timeout=60,
+        )
+        assert float(out.stdout.strip().splitlines()[-1]) == expected
