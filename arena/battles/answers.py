@@ -15,6 +15,7 @@ from datetime import datetime
 
 from django.conf import settings
 from django.db import connection, transaction
+from django.db.models import Q
 from django.utils import timezone
 
 from arena.backends.base import Backend, ChatRequest, Message
@@ -175,6 +176,10 @@ def answer_claim(*, answer_id: int) -> GenerationJob | None:
     sent twice (the sweep's hand-on of a task lost with Redis) finds its answer running with a
     live heartbeat: another worker has it, and this one leaves it be.
     """
+    if connection.vendor != "postgresql":
+        # The statement locks and updates through a WITH clause, which only PostgreSQL runs;
+        # elsewhere (SQLite, the embedded default, one process) the ORM's claim does the same.
+        return _claim_locked(answer_id=answer_id)
     now = timezone.now()
     with connection.cursor() as cursor:
         cursor.execute(
@@ -324,6 +329,8 @@ def answer_finish(*, answer_id: int, result: StreamResult, memo: Claimed | None 
     if memo is None:
         memo = Claimed.of(Answer.objects.select_related("turn", "model").get(pk=answer_id))
     data = _finish_data(model=memo.model, started_at=memo.started_at, result=result)
+    if connection.vendor != "postgresql":
+        return _finish_orm(answer_id=answer_id, data=data, memo=memo)
     with connection.cursor() as cursor:
         cursor.execute(
             _FINISH_SQL,
@@ -340,6 +347,32 @@ def answer_finish(*, answer_id: int, result: StreamResult, memo: Claimed | None 
             },
         )
         (status,) = cursor.fetchone()
+    return status
+
+
+@transaction.atomic
+def _finish_orm(*, answer_id: int, data: dict, memo: Claimed) -> str:
+    """``_FINISH_SQL``'s writes through the ORM, in one transaction, where the database runs no
+    data-modifying WITH clause (SQLite, the embedded default: its writes take turns anyway)."""
+    statuses = dict(
+        Answer.objects.select_for_update()
+        .filter(turn_id=memo.turn_id)
+        .order_by("id")
+        .values_list("id", "status")
+    )
+    status = statuses[answer_id]
+    if status not in Answer.TERMINAL:
+        Answer.objects.filter(pk=answer_id).update(**{name: data[name] for name in FINISH_FIELDS})
+        status = data["status"]
+    ok = Answer.Status.OK
+    if status == ok and all(s == ok for pk, s in statuses.items() if pk != answer_id):
+        moved_on = Turn.objects.filter(battle_id=memo.battle_id).filter(
+            Q(index__gt=memo.turn_index) | Q(pk=memo.turn_id, shown_at__isnull=False)
+        )
+        if not moved_on.exists():
+            Battle.objects.filter(pk=memo.battle_id, status=Battle.Status.GENERATING).update(
+                status=Battle.Status.WAITING
+            )
     return status
 
 
