@@ -305,7 +305,9 @@ class Schedule:
                 raise SocketGone from exc
             if watch not in self.watches:
                 return  # voided or left while the frame was sent
-        if pacer.all_shown:
+        if pacer.all_shown and not watch.cursors:
+            # Shown whole, and both answers' statuses read (a text's end comes before its
+            # status): a turn is shown once its answers are finished.
             self.remove(watch)
             watch.viewer.turn_shown(watch)
 
@@ -327,19 +329,23 @@ class Schedule:
 
 def watch_take(watch: Watch, entries: list[Entry]) -> None:
     """One stream's entries of a read into the watch's pacer: their text fed at once (one
-    name check for what came since the last frame, not one per entry), then the stream's
-    end if it came."""
+    name check for what came since the last frame, not one per entry), then the side finished
+    if its text's end or its status came."""
     watch.busy = True
     key = entries[0].key
     side = watch.sides[key]
     texts: list[str] = []
     for entry in entries:
-        if entry.done:
+        if entry.done or entry.end:
             if texts:
                 watch.pacer.feed(side, "".join(texts))
                 texts = []
+            if not watch.pacer.panes[side].done:
+                watch.pacer.finish(side)
+            if entry.end:  # the status is still to come: read on
+                watch.cursors[key] = entry.id
+                continue
             watch.cursors.pop(key, None)
-            watch.pacer.finish(side)
             watch.failed |= entry.done != "ok"
             return  # a stream's last entry
         texts.append(entry.text)

@@ -1,10 +1,10 @@
 """Answer streams: each answer's text so far, readable by any web process until its battle ends.
 
-The generator appends each (coalesced) piece of an answer's text, then one terminal entry with
-the answer's status; readers keep a cursor per answer and read what came after it, as often as
-they like, from any process, from the start if they wish. Nothing is pushed to a particular
-process, so no web process has to be the one that started the battle, and a slow reader loses
-nothing: it reads more at once.
+The generator appends each (coalesced) piece of an answer's text, its end (at once: the status
+waits for a database write), then one terminal entry with the answer's status; readers keep a
+cursor per answer and read what came after it, as often as they like, from any process, from the
+start if they wish. Nothing is pushed to a particular process, so no web process has to be the
+one that started the battle, and a slow reader loses nothing: it reads more at once.
 
 With Redis (``REDIS_URL``) an answer is a Redis Stream: XADD by the generator, non-blocking
 XREAD over every watched answer in one round trip by each web process's pacing schedule, an
@@ -52,6 +52,7 @@ class Entry:
     id: str  # the cursor to read after this entry
     text: str = ""
     done: str = ""
+    end: bool = False  # the text is whole: nothing more joins it, and its status follows
 
 
 def stream_key(*, battle_id: object, answer_id: int) -> str:
@@ -79,9 +80,9 @@ def entry_order(entry_id: str) -> tuple[int, ...]:
 class AnswerStreams(Protocol):
     async def append(self, key: str, text: str) -> None: ...
 
-    def put(self, key: str, text: str) -> asyncio.Future:
-        """``append`` without waiting: the text goes in the next write, joined to any of this
-        stream's text still waiting for it; the future is done once it is written."""
+    def put(self, key: str, text: str, *, end: bool = False) -> asyncio.Future:
+        """``append`` without waiting, joined to any of this stream's text still waiting for
+        the next write; done once written. ``end``: the text's end instead, after all put."""
         ...
 
     async def finish(self, key: str, status: str) -> None: ...
@@ -149,8 +150,8 @@ class RedisStreams:
     async def append(self, key: str, text: str) -> None:
         await self.put(key, text)
 
-    def put(self, key: str, text: str) -> asyncio.Future:
-        return self._state().write(key, {"t": text})
+    def put(self, key: str, text: str, *, end: bool = False) -> asyncio.Future:
+        return self._state().write(key, {"end": "1"} if end else {"t": text})
 
     async def finish(self, key: str, status: str) -> None:
         await self._state().write(key, {"done": status})
@@ -160,7 +161,7 @@ class RedisStreams:
             return []
         got = await self._state().client.xread(cursors)
         return [
-            Entry(key, entry_id, fields.get("t", ""), fields.get("done", ""))
+            Entry(key, entry_id, fields.get("t", ""), fields.get("done", ""), "end" in fields)
             for key, entries in got
             for entry_id, fields in entries
         ]
@@ -272,7 +273,7 @@ class _LoopState:
 
     def write(self, key: str, fields: dict[str, str]) -> asyncio.Future:
         loop = asyncio.get_running_loop()
-        if "done" in fields:
+        if "t" not in fields:  # the text's end, or the status: nothing more joins its text
             self.open.pop(key, None)
             self.writing.pop(key, None)
         else:
@@ -282,7 +283,7 @@ class _LoopState:
                 return waiting[1]
         done = loop.create_future()
         self.queue.append((key, fields, done))
-        if "done" not in fields:
+        if "t" in fields:
             self.open[key] = (fields, done)
         if self.writer is None:
             self.writer = loop.create_task(self._drain())
@@ -334,7 +335,7 @@ class MemoryStreams:
         self._beats: dict[str, float] = {}
         self._stops: dict[str, float] = {}
 
-    def _add(self, key: str, text: str, done: str) -> None:
+    def _add(self, key: str, text: str, done: str, end: bool = False) -> None:
         with self._lock:
             now = time.monotonic()
             self._sweep(now)
@@ -342,13 +343,13 @@ class MemoryStreams:
             if entries is None:
                 entries = self._entries[key] = []
                 self._expires[key] = now + KEEP_LIVE_S  # as on Redis: with the first entry
-            entries.append(Entry(key, str(next(self._ids)), text, done))
+            entries.append(Entry(key, str(next(self._ids)), text, done, end))
 
     async def append(self, key: str, text: str) -> None:
         self._add(key, text, "")
 
-    def put(self, key: str, text: str) -> asyncio.Future:
-        self._add(key, text, "")
+    def put(self, key: str, text: str, *, end: bool = False) -> asyncio.Future:
+        self._add(key, text, "", end)
         written = asyncio.get_running_loop().create_future()
         written.set_result(None)
         return written

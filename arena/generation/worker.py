@@ -227,8 +227,14 @@ async def _stream(answer_id: int, job: GenerationJob, stop: asyncio.Event, finis
             error_kind="server",
             error_message="The answer could not be passed on to the rater.",
         )
+    # The text is whole: said at once, so that a viewer shows its last characters (a tail held
+    # back as a name may begin there, a pane alone short of a whole step) without waiting for
+    # the finish's database write, which a crowd's answers ending together queue for.
+    ended = streams.put(job.key, "", end=True) if result.status == AnswerStatus.OK else None
     status = await _retrying(finish)(answer_id=answer_id, result=result, memo=job.memo)
     try:
+        if ended is not None:
+            await ended
         await streams.finish(job.key, status)
     except Exception:  # the battle is decided in the database; a viewer's deadline ends it
         log.exception("writing answer %s's final entry failed", answer_id)

@@ -256,3 +256,25 @@ def test_closed_socket_errors_are_told_from_bugs():
     assert all(socket_closed(e) for e in known)
     assert not socket_closed(unknown)
     assert not socket_closed(ValueError("a bug"))
+
+
+async def test_a_sides_last_characters_are_shown_at_its_texts_end_and_the_turn_at_its_status():
+    # "Sec" may begin the name "Secret Model": held back until nothing more can join it. The
+    # text's end says so before the answer's status, which waits for its database write.
+    battle_id, turn = a_turn()
+    viewer = Recorder()
+    schedule().add(watch(viewer, battle_id, turn))
+    streams = answer_streams()
+    keys = {side: stream_key(battle_id=battle_id, answer_id=pk) for pk, side in turn.sides.items()}
+    for side, text in (("a", "Hello Sec"), ("b", "Fine here")):
+        await streams.append(keys[side], text)
+        await streams.put(keys[side], "", end=True)
+    async with asyncio.timeout(RECEIVE_TIMEOUT):
+        while viewer.text("a") != "Hello Sec":
+            await asyncio.sleep(0.002)
+    assert viewer.text("b") == "Fine here" and viewer.told == []  # no status yet: not shown
+    for key in keys.values():
+        await streams.finish(key, "ok")
+    await asyncio.wait_for(viewer.ended.wait(), RECEIVE_TIMEOUT)
+    assert viewer.told == ["shown"]
+    assert (viewer.text("a"), viewer.text("b")) == ("Hello Sec", "Fine here")

@@ -166,3 +166,19 @@ async def test_a_write_redis_cannot_take_fails_its_writer():
     nowhere = RedisStreams(f"redis://127.0.0.1:{free_port()}/0")  # nothing listens there
     with pytest.raises(redis.ConnectionError):
         await nowhere.append(new_keys(1)[0], "lost")
+
+
+async def test_a_texts_end_comes_after_its_pieces_and_before_its_status(streams):
+    (key,) = new_keys(1)
+    await streams.append(key, "one ")
+    ended = streams.put(key, "two")  # still waiting for its write as the end is said
+    await streams.put(key, "", end=True)
+    await ended
+    await streams.finish(key, "ok")
+    got = (await read_all(streams, [key]))[key]
+    assert [(e.text, e.end, e.done) for e in got] == [
+        ("one ", False, ""),
+        ("two", False, ""),
+        ("", True, ""),
+        ("", False, "ok"),
+    ]
