@@ -23,6 +23,7 @@ from __future__ import annotations
 import logging
 import threading
 
+from asgiref.sync import sync_to_async
 from django.conf import settings
 from django.contrib.sessions.backends.cached_db import SessionStore as CachedDBStore
 from django.core.cache import BaseCache, caches
@@ -31,6 +32,10 @@ log = logging.getLogger(__name__)
 
 # How long a session stays in the cache after it was read from the database or saved.
 CACHE_TTL_S = 300
+# What a forgotten session's key holds for CACHE_TTL_S: a read that fetched the row before the
+# logout deleted it cannot put its copy back (a copy read through is only added), so a logged-out
+# cookie never works again, however the two interleave.
+GONE = "arena.sessions:gone"
 
 _shared: dict[str, tuple[str, BaseCache]] = {}
 _shared_lock = threading.Lock()
@@ -73,48 +78,45 @@ class SessionStore(CachedDBStore):
             log.warning("reading a session from the cache failed", exc_info=True)
             return None
 
-    def _cache_set(self, data: dict, ttl: int) -> None:
+    def _cache_set(self, data: dict, ttl: int, *, read_through: bool = False) -> None:
         try:
-            self._cache.set(self.cache_key, data, ttl)
+            keep = self._cache.add if read_through else self._cache.set
+            keep(self.cache_key, data, ttl)
         except Exception:  # the database has it; the next read tries the cache again
             log.warning("keeping a session in the cache failed", exc_info=True)
 
     def load(self) -> dict:
         data = self._cache_get()
+        if data == GONE:
+            return {}
         if data is not None:
             return data
         row = self._get_session_from_db()
         if not row:
             return {}
         data = self.decode(row.session_data)
-        self._cache_set(data, self._ttl(self.get_expiry_age(expiry=row.expire_date)))
+        ttl = self._ttl(self.get_expiry_age(expiry=row.expire_date))
+        self._cache_set(data, ttl, read_through=True)
         return data
 
     async def aload(self) -> dict:
-        try:
-            data = await self._cache.aget(await self.acache_key())
-        except Exception:
-            log.warning("reading a session from the cache failed", exc_info=True)
-            data = None
-        if data is not None:
-            return data
-        row = await self._aget_session_from_db()
-        if not row:
-            return {}
-        data = self.decode(row.session_data)
-        try:
-            await self._cache.aset(
-                await self.acache_key(),
-                data,
-                self._ttl(self.get_expiry_age(expiry=row.expire_date)),
-            )
-        except Exception:
-            log.warning("keeping a session in the cache failed", exc_info=True)
-        return data
+        # On a thread of its own: the cache's async calls would queue on the one thread every
+        # thread-sensitive call of the process shares.
+        return await sync_to_async(self.load, thread_sensitive=False)()
 
     def save(self, must_create: bool = False) -> None:
         super(CachedDBStore, self).save(must_create)  # the database's save, then the copy
         self._cache_set(self._session, self._ttl(self.get_expiry_age()))
+
+    def delete(self, session_key: str | None = None) -> None:
+        super(CachedDBStore, self).delete(session_key)  # the database's row first
+        session_key = session_key or self.session_key
+        if session_key is not None:  # raises when Redis is away: the logout fails, and says so
+            self._cache.delete(self.cache_key_prefix + session_key)
+            self._cache.set(self.cache_key_prefix + session_key, GONE, CACHE_TTL_S)
+
+    async def adelete(self, session_key: str | None = None) -> None:
+        await sync_to_async(self.delete, thread_sensitive=False)(session_key)
 
     async def asave(self, must_create: bool = False) -> None:
         await super(CachedDBStore, self).asave(must_create)

@@ -146,3 +146,16 @@ def test_the_session_cache_follows_its_settings(settings):
     }
     assert session_cache() is not before
     assert session_cache() is session_cache()
+
+
+def test_a_read_racing_a_logout_cannot_put_the_session_back(db):
+    client, key = signed_in(make_user("eve@example.com"))
+    reader = SessionStore(key)
+    session_cache().delete(reader.cache_key)
+    # A read that fetched the row before the logout deleted it...
+    row = reader._get_session_from_db()
+    client.logout()
+    # ...keeps its copy only after the logout: the copy must not bring the cookie back.
+    reader._cache_set(reader.decode(row.session_data), 300, read_through=True)
+    assert SessionStore(key).load() == {}
+    assert client.get("/").wsgi_request.user.is_anonymous

@@ -232,9 +232,12 @@ async def _stream(answer_id: int, job: GenerationJob, stop: asyncio.Event, finis
     # the finish's database write, which a crowd's answers ending together queue for.
     ended = streams.put(job.key, "", end=True) if result.status == AnswerStatus.OK else None
     status = await _retrying(finish)(answer_id=answer_id, result=result, memo=job.memo)
-    try:
-        if ended is not None:
+    if ended is not None:
+        try:
             await ended
+        except Exception:  # the status entry still goes: it ends the pane all the same
+            log.exception("writing answer %s's text end failed", answer_id)
+    try:
         await streams.finish(job.key, status)
     except Exception:  # the battle is decided in the database; a viewer's deadline ends it
         log.exception("writing answer %s's final entry failed", answer_id)
