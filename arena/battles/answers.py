@@ -27,6 +27,7 @@ from arena.catalog import costs
 from arena.catalog.models import ModelEntry
 from arena.core.jobs import job_send
 from arena.core.models import model_update
+from arena.core.statements import writes_in_with
 from arena.generation import worker
 from arena.generation.runner import StreamResult
 from arena.generation.streams import answer_streams, stream_key
@@ -176,7 +177,7 @@ def answer_claim(*, answer_id: int) -> GenerationJob | None:
     sent twice (the sweep's hand-on of a task lost with Redis) finds its answer running with a
     live heartbeat: another worker has it, and this one leaves it be.
     """
-    if connection.vendor != "postgresql":
+    if not writes_in_with(connection.alias):
         # The statement locks and updates through a WITH clause, which only PostgreSQL runs;
         # elsewhere (SQLite, the embedded default, one process) the ORM's claim does the same.
         return _claim_locked(answer_id=answer_id)
@@ -329,7 +330,7 @@ def answer_finish(*, answer_id: int, result: StreamResult, memo: Claimed | None 
     if memo is None:
         memo = Claimed.of(Answer.objects.select_related("turn", "model").get(pk=answer_id))
     data = _finish_data(model=memo.model, started_at=memo.started_at, result=result)
-    if connection.vendor != "postgresql":
+    if not writes_in_with(connection.alias):
         return _finish_orm(answer_id=answer_id, data=data, memo=memo)
     with connection.cursor() as cursor:
         cursor.execute(

@@ -4,8 +4,6 @@ from __future__ import annotations
 
 from django.conf import settings
 from django.db import connections, router, transaction
-from django.db.models.constants import OnConflict
-from django.db.models.sql import InsertQuery
 
 from accounts.models import User
 from arena.battles.gold import gold_draw
@@ -13,7 +11,7 @@ from arena.battles.models import Prompt
 from arena.battles.prompt_files import ImportReport, parse_prompts
 from arena.battles.selectors import prompt_random
 from arena.core.errors import ServiceError
-from arena.core.statements import statement
+from arena.core.statements import insert_sql, statement
 from arena.core.text import prompt_hash, text_clean
 from arena.tagging.language import language_of
 
@@ -91,12 +89,7 @@ def _prompt_insert(*, text: str, text_hash: str) -> Prompt | None:
             text_hash=text_hash, defaults={f: getattr(prompt, f) for f in fields}
         )
         return prompt if created else None
-    meta = Prompt._meta
-    query = InsertQuery(Prompt, on_conflict=OnConflict.IGNORE)
-    query.insert_values([f for f in meta.local_concrete_fields if f is not meta.pk], [prompt])
-    compiler = query.get_compiler(using=db)
-    compiler.returning_fields = [meta.pk]
-    [(sql, params)] = compiler.as_sql()
+    sql, params = insert_sql(prompt, db, ignore_conflicts=True, returning_pk=True)
     with connection.cursor() as cursor:
         cursor.execute(sql, params)
         row = cursor.fetchone()

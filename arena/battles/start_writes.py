@@ -8,20 +8,18 @@ from __future__ import annotations
 from django.db import connections, router
 from django.db.models import F, Model
 from django.db.models.expressions import RawSQL
-from django.db.models.sql import InsertQuery
 
 from arena.battles.models import Answer, Battle, Prompt, Turn
+from arena.core.statements import insert_sql, writes_in_with
 
 SIDES = (Answer.Side.A, Answer.Side.B)
-# Where a WITH clause may write (SQLite's may not): elsewhere, the ORM's four statements.
-ONE_STATEMENT = {"postgresql"}
 
 
 def start_write(*, battle: Battle, text: str, count_prompt: bool) -> tuple[Turn, list[Answer]]:
     """Write ``battle`` (not yet saved), count a use of its prompt with ``count_prompt``, and
     write its first turn of ``text`` with an answer per side: the turn and its answers, saved."""
     db = router.db_for_write(Battle)
-    if connections[db].vendor not in ONE_STATEMENT:
+    if not writes_in_with(db):  # elsewhere, the ORM's four statements
         battle.save(force_insert=True, using=db)
         if count_prompt:
             Prompt.objects.filter(pk=battle.prompt_id).update(usage_count=F("usage_count") + 1)
@@ -36,16 +34,16 @@ def start_write(*, battle: Battle, text: str, count_prompt: bool) -> tuple[Turn,
     # The answers' turn is the one the statement's turn clause returns.
     of_turn = RawSQL(f"(SELECT {qn('id')} FROM t)", ())
     answers = [Answer(turn_id=of_turn, side=side, model=battle.model_for(side)) for side in SIDES]
-    battle_sql, battle_params = _insert(battle, db)
+    battle_sql, battle_params = insert_sql(battle, db)
     parts, params = [f"b AS ({battle_sql})"], list(battle_params)
     if count_prompt:
         table, count = qn(Prompt._meta.db_table), qn("usage_count")
         parts.append(f"p AS (UPDATE {table} SET {count} = {count} + 1 WHERE {qn('id')} = %s)")
         params.append(battle.prompt_id)
-    turn_sql, turn_params = _insert(turn, db)
+    turn_sql, turn_params = insert_sql(turn, db)
     parts.append(f"t AS ({turn_sql} RETURNING {qn('id')})")
     params += turn_params
-    answers_sql, answers_params = _insert(answers, db)
+    answers_sql, answers_params = insert_sql(answers, db)
     params += answers_params
     sql = (
         f"WITH {', '.join(parts)} {answers_sql} RETURNING {qn('id')}, {qn('side')}, {qn('turn_id')}"
@@ -61,18 +59,6 @@ def start_write(*, battle: Battle, text: str, count_prompt: bool) -> tuple[Turn,
         answer.pk, answer.turn = ids[answer.side], turn
         _saved(answer, db)
     return turn, answers
-
-
-def _insert(objs: Model | list[Model], db: str) -> tuple[str, tuple]:
-    """The ORM's own INSERT of these rows (one model's), without RETURNING."""
-    rows = objs if isinstance(objs, list) else [objs]
-    meta = rows[0]._meta
-    # As Model.save would: a primary key the database assigns is left out.
-    fields = [f for f in meta.local_concrete_fields if f is not meta.auto_field]
-    query = InsertQuery(type(rows[0]))
-    query.insert_values(fields, rows)
-    [(sql, params)] = query.get_compiler(using=db).as_sql()
-    return sql, params
 
 
 def _saved(obj: Model, db: str) -> None:

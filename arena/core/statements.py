@@ -11,8 +11,10 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from django.db import connection
-from django.db.models import QuerySet
+from django.db import connection, connections
+from django.db.models import Model, QuerySet
+from django.db.models.constants import OnConflict
+from django.db.models.sql import InsertQuery
 
 
 @dataclass(frozen=True)
@@ -62,3 +64,35 @@ def statement(name: str, build: Callable[..., Any], marks: dict[str, tuple[Any, 
 def _compiled(built: Any) -> tuple[str, tuple]:
     query = built.query if isinstance(built, QuerySet) else built
     return query.sql_with_params()
+
+
+# The databases that run data-modifying WITH clauses (not SQLite, the embedded default): there,
+# a few writes go as one statement.
+ONE_STATEMENT = {"postgresql"}
+
+
+def writes_in_with(db: str) -> bool:
+    """Whether database ``db`` runs data-modifying WITH clauses (ONE_STATEMENT)."""
+    return connections[db].vendor in ONE_STATEMENT
+
+
+def insert_sql(
+    objs: Model | list[Model],
+    db: str,
+    *,
+    ignore_conflicts: bool = False,
+    returning_pk: bool = False,
+) -> tuple[str, tuple]:
+    """The ORM's own INSERT of these rows (one model's), as Model.save would write them (a
+    primary key the database assigns left out); with ``ignore_conflicts``, ON CONFLICT DO
+    NOTHING; with ``returning_pk``, RETURNING the primary key."""
+    rows = objs if isinstance(objs, list) else [objs]
+    meta = rows[0]._meta
+    fields = [f for f in meta.local_concrete_fields if f is not meta.auto_field]
+    query = InsertQuery(type(rows[0]), on_conflict=OnConflict.IGNORE if ignore_conflicts else None)
+    query.insert_values(fields, rows)
+    compiler = query.get_compiler(using=db)
+    if returning_pk:
+        compiler.returning_fields = [meta.pk]
+    [(sql, params)] = compiler.as_sql()
+    return sql, params

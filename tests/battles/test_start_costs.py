@@ -14,13 +14,14 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
 from accounts import ratelimits
-from arena.battles import gold, prompts, start_writes
+from arena.battles import gold, prompts
 from arena.battles.consumers import BattleConsumer
 from arena.battles.models import Answer, Battle, GoldItem, Prompt
 from arena.battles.prompts import _prompt_insert, prompt_create, prompt_for_text
 from arena.battles.services import battle_begin, battle_start
 from arena.battles.start_reads import _rater_query, _state_query, rater_read, start_state
 from arena.battles.turn_shown import turn_shown
+from arena.core import statements
 from arena.core.statements import statement
 from arena.core.text import prompt_hash
 from tests.helpers import make_user
@@ -159,7 +160,7 @@ def test_the_one_statement_writes_what_the_orm_writes(alice, two_models, monkeyp
     """PostgreSQL's one statement, and the ORM's four where the database is another: the same
     rows, the same objects handed back, the prompt's use counted once."""
     if vendor == "other":
-        monkeypatch.setattr(start_writes, "ONE_STATEMENT", set())
+        monkeypatch.setattr(statements, "ONE_STATEMENT", set())
     started = battle_begin(rater=alice, text="Who made you?", rng=random.Random(1))
     again = battle_begin(rater=alice, text="Who made you?", rng=random.Random(1))
     for one in (started, again):
