@@ -2,15 +2,40 @@ from __future__ import annotations
 
 from allauth.account import views as account_views
 from django.contrib import admin
-from django.urls import include, path
+from django.urls import URLPattern, include, path
 
-from accounts.ratelimits import limit_view
+from accounts.ratelimits import View, limit_view
 from arena.battles import views
 from arena.compare import views as compare_views
 from arena.datasets import views as datasets_views
 from arena.evals import views as evals_views
 from arena.images import views as images_views
 from ranking import views as ranking_views
+
+
+def _board(
+    route: str, page: View | None = None, *, name: str = "", **formats: View
+) -> list[URLPattern]:
+    """A board's page at ``route/`` (where it has one) and its data at ``route.<format>``, named
+    ``name`` (``route`` with dashes for slashes) and ``name-<format>``."""
+    name = name or route.replace("/", "-")
+    pages = [path(f"{route}/", page, name=name)] if page else []
+    return pages + [
+        path(f"{route}.{fmt}", view, name=f"{name}-{fmt}") for fmt, view in formats.items()
+    ]
+
+
+# The leaderboard's data, the current board's and a stored snapshot's, from the same views.
+_LEADERBOARD_DATA = {"json": ranking_views.leaderboard_json, "csv": ranking_views.leaderboard_csv}
+
+
+def _limited(
+    route: str, view: View, name: str, action: str, *, account_field: str | None = None
+) -> URLPattern:
+    """allauth's view at its own path under accounts/ and its own name, behind our limits."""
+    guarded = limit_view(action, account_field=account_field)(view)
+    return path(f"accounts/{route}", guarded, name=name)
+
 
 urlpatterns = [
     path("", views.arena_page, name="arena"),
@@ -28,49 +53,28 @@ urlpatterns = [
         compare_views.run_export,
         name="compare-export",
     ),
-    path("leaderboard/", ranking_views.leaderboard, name="leaderboard"),
+    *_board("leaderboard", ranking_views.leaderboard, **_LEADERBOARD_DATA),
     path("leaderboard/model/<path:name>/", ranking_views.model_page, name="leaderboard-model"),
-    path("leaderboard/judge/", evals_views.leaderboard_judge, name="leaderboard-judge"),
-    path(
-        "leaderboard/judge.json", evals_views.leaderboard_judge_json, name="leaderboard-judge-json"
+    *_board(
+        "leaderboard/judge", evals_views.leaderboard_judge, json=evals_views.leaderboard_judge_json
     ),
-    path("calibration/", evals_views.calibration_page, name="calibration"),
-    path("calibration.json", evals_views.calibration_json, name="calibration-json"),
+    *_board("calibration", evals_views.calibration_page, json=evals_views.calibration_json),
     path("datasets/audit/", datasets_views.audit_page, name="datasets-audit"),
-    path("leaderboard.json", ranking_views.leaderboard_json, name="leaderboard-json"),
-    path("leaderboard.csv", ranking_views.leaderboard_csv, name="leaderboard-csv"),
-    path(
-        "leaderboard/<int:snapshot_id>.json", ranking_views.leaderboard_json, name="snapshot-json"
-    ),
-    path("leaderboard/<int:snapshot_id>.csv", ranking_views.leaderboard_csv, name="snapshot-csv"),
+    *_board("leaderboard/<int:snapshot_id>", name="snapshot", **_LEADERBOARD_DATA),
     # allauth's own paths and names, rate-limited; listed first, so they win over include().
-    path(
-        "accounts/signup/",
-        limit_view("signup", account_field="email")(account_views.signup),
-        name="account_signup",
-    ),
-    path(
-        "accounts/login/",
-        limit_view("login", account_field="login")(account_views.login),
-        name="account_login",
-    ),
-    path(
-        "accounts/password/reset/",
-        limit_view("password_reset", account_field="email")(account_views.password_reset),
-        name="account_reset_password",
+    _limited("signup/", account_views.signup, "account_signup", "signup", account_field="email"),
+    _limited("login/", account_views.login, "account_login", "login", account_field="login"),
+    _limited(
+        "password/reset/",
+        account_views.password_reset,
+        "account_reset_password",
+        "password_reset",
+        account_field="email",
     ),
     # A signed-in session's password checks: a stolen session must not make them an
     # unthrottled oracle for the password (allauth's own limits allow several a minute).
-    path(
-        "accounts/password/change/",
-        limit_view("login")(account_views.password_change),
-        name="account_change_password",
-    ),
-    path(
-        "accounts/reauthenticate/",
-        limit_view("login")(account_views.reauthenticate),
-        name="account_reauthenticate",
-    ),
+    _limited("password/change/", account_views.password_change, "account_change_password", "login"),
+    _limited("reauthenticate/", account_views.reauthenticate, "account_reauthenticate", "login"),
     path("accounts/", include("allauth.urls")),
     # The admin's sign-in is a second door to the same accounts: the same limits and the same
     # counters as allauth's (a guess here uses up the account's allowance there too), answered
