@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import uuid
+from collections.abc import Sequence
+from typing import Any
 
 from django.conf import settings
 from django.db import models
@@ -99,6 +101,12 @@ class Battle(models.Model):
     UNWATCHED = (Status.GENERATING, Status.WAITING)
     # Not yet voted or void: what can still be carried on, or voided.
     UNFINISHED = (Status.GENERATING, Status.WAITING, Status.READY)
+
+    @classmethod
+    def between(cls, models: Sequence[ModelEntry], /, **fields: Any) -> Battle:
+        """A battle, not yet saved, between ``models`` (A's, then B's), with ``fields``."""
+        model_a, model_b = models
+        return cls(model_a=model_a, model_b=model_b, **fields)
 
     def model_for(self, side: str) -> ModelEntry:
         return self.model_a if side == Answer.Side.A else self.model_b

@@ -122,12 +122,11 @@ def battle_begin(
     battle_id = battle_id or uuid.uuid4()
     if state.unwatched:  # before the new battle is written, which it keeps all the same
         _others_abandon(rater=rater, keep=battle_id)
-    battle = Battle(
+    battle = Battle.between(
+        (model_a, model_b),
         id=battle_id,
         rater=rater,
         prompt=prompt,
-        model_a=model_a,
-        model_b=model_b,
         system_prompt=prompt.system_prompt or settings.ARENA["SYSTEM_PROMPT"],
         params=params,
         sampling_probability=probability,

@@ -91,13 +91,8 @@ def votes_simulate(
         # Drawn before the answers as it always was, so the demo's votes stay the same votes;
         # a length preference needs the lengths first and draws after them.
         choice = _choice(rng, gap) if length_preference is None else None
-        battle = Battle(
-            rater=user,
-            prompt=prompt,
-            model_a=model_a,
-            model_b=model_b,
-            params=params,
-            status=Battle.Status.VOTED,
+        battle = Battle.between(
+            (model_a, model_b), rater=user, prompt=prompt, params=params, status=Battle.Status.VOTED
         )
         turn = Turn(battle=battle, index=0, text=prompt.text, shown_at=now)
         sides, tokens = {}, {}
