@@ -36,6 +36,7 @@ from arena.devtools.processes import (
     PostgresCluster,
     RedisServer,
 )
+from tests import databases
 from tests.backends.vendors import TEST_ALLOW_HOSTS, TEST_SECRET_ENV_PREFIXES
 from tests.helpers import (
     FAST_PASSWORD_HASHERS,
@@ -57,6 +58,9 @@ from tests.helpers import (
 # out stay apart) and a folder of its own for its servers' logs (LOGS).
 
 
+databases.flush_install()  # a transactional test's flush by DELETE: see tests/databases.py
+
+
 def worker_redis_url(url: str, worker: str, workers: int) -> str:
     """Worker ``gwK`` of ``workers`` on Redis database base + K * (16 // workers), modulo 16:
     runs on different base databases keep apart for as long as there are few workers."""
@@ -67,6 +71,8 @@ def worker_redis_url(url: str, worker: str, workers: int) -> str:
 
 
 def pytest_configure(config: pytest.Config) -> None:
+    # Made by the first process (xdist's controller, before its workers), used by every one.
+    databases.template_use()
     worker = os.environ.get("PYTEST_XDIST_WORKER")
     if not worker:
         return

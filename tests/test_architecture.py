@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import ast
 import re
+from collections.abc import Iterator, Mapping
+from functools import cached_property
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -95,7 +97,25 @@ def _imports(module: str, path: Path) -> set[str]:
     return out
 
 
-GRAPH = {module: _imports(module, path) for module, path in MODULES.items()}
+class _Graph(Mapping[str, set[str]]):
+    """Module -> the modules it imports, worked out on first use: every xdist worker imports
+    this file to collect its tests, and only the one that runs them need parse the project."""
+
+    @cached_property
+    def _edges(self) -> dict[str, set[str]]:
+        return {module: _imports(module, path) for module, path in MODULES.items()}
+
+    def __getitem__(self, module: str) -> set[str]:
+        return self._edges[module]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._edges)
+
+    def __len__(self) -> int:
+        return len(self._edges)
+
+
+GRAPH = _Graph()
 
 
 def _cycles(graph: dict[str, set[str]]) -> list[list[str]]:

@@ -96,12 +96,14 @@ def test_leaderboard_is_public_and_shows_raw_counts(client, alice, two_models):
 
 def test_demo_seed_is_idempotent(transactional_db, settings, monkeypatch):
     settings.RANKING = {**settings.RANKING, "rounds": 50, "style_rounds": 5}  # not what is tested
-    # Nor how fast the demo's mock models type (its evaluation run waits for every answer), nor
-    # on how many battles its judge is calibrated (each verdict is a few writes).
+    # Nor how fast the demo's mock models type (its evaluation run waits for every answer), on
+    # how many battles its judge is calibrated (each verdict is a few writes), nor how many
+    # votes it simulates (five rows each): that it adds them once is.
     instant = {"ttft_ms": 0, "tokens_per_s": 0}
     fast = [(*model[:3], {**model[3], **instant}) for model in DEMO_MODELS]
     monkeypatch.setattr("arena.devtools.demo.DEMO_MODELS", fast)
     monkeypatch.setattr("arena.devtools.demo.DEMO_CALIBRATION_BATTLES", 20)
+    monkeypatch.setattr("arena.devtools.demo.SIMULATED_VOTES", 400)
     call_command("demo", no_serve=True)
     call_command("demo", no_serve=True)
     assert ModelEntry.objects.filter(active=True).count() == len(DEMO_MODELS) >= 4

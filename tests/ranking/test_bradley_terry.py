@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import choix
 import numpy as np
 import pytest
 
@@ -45,6 +44,8 @@ def choix_fit(a, b, outcome, m: int, reg: float) -> np.ndarray:
             data += [(j, i), (j, i)]
         else:
             data += [(i, j), (j, i)]
+    import choix  # here: its import takes a second and a half, paid only by those who use it
+
     theta = choix.opt_pairwise(m, data, alpha=reg, tol=1e-12)
     return theta - theta.mean()
 
