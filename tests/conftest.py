@@ -73,6 +73,7 @@ def worker_redis_url(url: str, worker: str, workers: int) -> str:
 def pytest_configure(config: pytest.Config) -> None:
     # Made by the first process (xdist's controller, before its workers), used by every one.
     databases.template_use()
+    databases.connections_keep()
     worker = os.environ.get("PYTEST_XDIST_WORKER")
     if not worker:
         return
@@ -90,6 +91,15 @@ def pytest_configure(config: pytest.Config) -> None:
     override_settings(REDIS_URL=url, CELERY_BROKER_URL=url, CACHES=caches).enable()
     app.conf.broker_url = url
     os.environ["REDIS_URL"] = url
+
+
+@pytest.fixture(scope="session")
+def django_db_setup(django_db_setup, django_db_blocker) -> Iterator[None]:
+    """pytest-django's, and before it drops the test database, the sessions that threads kept
+    open on it ended (tests/databases.py)."""
+    yield
+    with django_db_blocker.unblock():
+        databases.others_end()
 
 
 @pytest.fixture(autouse=True)
