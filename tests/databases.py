@@ -183,7 +183,7 @@ def _post_flush(verbosity: int, interactive: bool, database: str, **kwargs) -> N
     """The flush's post-migrate step, skipped after a flush that kept what it would make (the
     content types and permissions: its only receivers here, create_contenttypes and
     create_permissions, would read every app's and write nothing)."""
-    if not _kept[database]:
+    if not _kept.pop(database, False):  # a flush of its own (another vendor, or sequences)
         emit_post_migrate_signal(verbosity, interactive, database, **kwargs)
 
 
