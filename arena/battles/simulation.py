@@ -16,6 +16,7 @@ from accounts.models import User
 from arena.battles.models import Answer, Battle, Prompt, Turn, Vote
 from arena.battles.services import shared_params
 from arena.catalog.models import ModelEntry
+from arena.core.bulk import rows_add
 from arena.core.text import style_counts
 
 SIMULATED_EMAIL = "simulated@demo.arena"
@@ -135,10 +136,10 @@ def votes_simulate(
                 )
             )
         )
-    Battle.objects.bulk_create(battles, batch_size=1000)
-    Turn.objects.bulk_create(turns, batch_size=1000)
+    rows_add(battles)
+    rows_add(turns, ids=True)
     for answer in answers:
         answer.turn_id = answer.turn.pk
-    Answer.objects.bulk_create(answers, batch_size=1000)
-    Vote.objects.bulk_create(votes, batch_size=1000)
+    rows_add(answers)
+    rows_add(votes)
     return n
