@@ -72,8 +72,8 @@ def worker_redis_url(url: str, worker: str, workers: int) -> str:
 
 def pytest_configure(config: pytest.Config) -> None:
     # Made by the first process (xdist's controller, before its workers), used by every one.
-    databases.template_use()
-    databases.connections_keep()
+    databases.template_use(config)
+    databases.main_connection_keep()
     worker = os.environ.get("PYTEST_XDIST_WORKER")
     if not worker:
         return

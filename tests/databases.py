@@ -1,5 +1,5 @@
-"""The test databases on PostgreSQL: each cloned from one migrated template, and a transactional
-test's flush by ``DELETE``.
+"""The test databases on PostgreSQL: each cloned from one migrated template, a transactional
+test's flush by ``DELETE``, and the main thread's connection kept.
 
 Every xdist worker has a test database of its own, and Django makes each by running every
 migration: seconds of CPU per worker, for the same schema each time. Here the first process
@@ -12,11 +12,13 @@ Django ends a transactional test (``transactional_db``, ``django_db(transaction=
 its flush: one ``TRUNCATE`` of every table, which PostgreSQL carries out by making new files
 for each table and each index, about 0.3 s for this schema whatever the tables hold, most of a
 short transactional test's time. A test writes a few rows, which ``DELETE`` removes in
-milliseconds. Tables whose rows may not be deleted (the append-only logs' triggers refuse it)
-are truncated when they hold rows, with whatever refers to them, first, while nothing is
-pending on them. Content types and permissions stay: they are what migrate made, and what the
-flush's post-migrate step would make again as they were, so that step is left out. What a
-test sees after the flush is what it saw after Django's.
+milliseconds. Every table is locked first, as the ``TRUNCATE`` locked it, so a server or worker
+still writing is waited for and no row it commits outlives the flush. Tables whose rows may not
+be deleted (the append-only logs' triggers refuse it) are truncated, when any of them holds a
+row. Content types and permissions stay: they are what migrate made, and what the flush's
+post-migrate step would make again as they were, so that step is left out while its only
+receivers are Django's two that make them. What a test sees after the flush is what it saw
+after Django's.
 """
 
 from __future__ import annotations
@@ -25,18 +27,30 @@ import hashlib
 import os
 import subprocess
 import sys
+import threading
+import weakref
 from pathlib import Path
+from typing import Any
 from urllib.parse import urlsplit
 
-import psycopg
+import pytest
 from django.apps import apps
+from django.core.management.color import Style
 from django.core.management.commands import flush as flush_command
 from django.core.management.sql import emit_post_migrate_signal
 from django.db import connections
+from django.db.backends.base.base import BaseDatabaseWrapper
 from django.db.backends.postgresql.operations import DatabaseOperations
+from django.db.backends.signals import connection_created
+from django.db.models.signals import post_migrate
+from django.db.utils import OperationalError
+from pytest_django.plugin import blocking_manager_key
 
 ROOT = Path(__file__).resolve().parent.parent
+MIGRATE_LIMIT_S = 600
 KEPT_TABLES = frozenset({"django_content_type", "auth_permission"})
+# What the flush's post-migrate step would do: make content types and permissions.
+POST_MIGRATE_RECEIVERS = frozenset({"create_contenttypes", "create_permissions"})
 GUARDED_TABLES = """
     SELECT DISTINCT c.relname FROM pg_trigger t JOIN pg_class c ON c.oid = t.tgrelid
     WHERE NOT t.tgisinternal
@@ -61,68 +75,69 @@ def _migrations_digest() -> str:
     return digest.hexdigest()[:12]
 
 
-def _admin(db: dict) -> psycopg.Connection:
-    return psycopg.connect(
-        dbname="postgres",
-        host=db["HOST"] or None,
-        port=db["PORT"] or None,
-        user=db["USER"] or None,
-        password=db["PASSWORD"] or None,
-        autocommit=True,
-    )
-
-
 def _migrate(name: str) -> None:
     """``manage.py migrate`` into the database ``name``, in a process of its own (this one's
     connections stay on the test database)."""
     url = urlsplit(os.environ["DATABASE_URL"])._replace(path=f"/{name}").geturl()
     env = {**os.environ, "DATABASE_URL": url}
     command = [sys.executable, "manage.py", "migrate", "--no-input", "-v0"]
-    subprocess.run(command, cwd=ROOT, env=env, check=True)
+    subprocess.run(command, cwd=ROOT, env=env, check=True, timeout=MIGRATE_LIMIT_S)
 
 
-def template_use() -> None:
+def template_use(config: pytest.Config) -> None:
     """Make every test database a copy of the migrated template, made first if need be."""
-    db = connections["default"].settings_dict
-    if connections["default"].vendor != "postgresql" or "DATABASE_URL" not in os.environ:
+    connection = connections["default"]
+    if connection.vendor != "postgresql" or "DATABASE_URL" not in os.environ:
         return
+    db, quote = connection.settings_dict, connection.ops.quote_name
     base = db["TEST"].get("NAME") or f"test_{db['NAME']}"
     name = f"{base}_tpl_{_migrations_digest()}"
-    with _admin(db) as admin:
-        # One process makes it; any other waits here, then finds it made.
-        admin.execute("SELECT pg_advisory_lock(hashtext(%s))", [base])
-        found = {
-            row[0]
-            for row in admin.execute(
-                "SELECT datname FROM pg_database WHERE datname LIKE %s", [f"{base}\\_tpl\\_%"]
-            )
-        }
+    if len(f"{name}_new") > connection.ops.max_name_length():
+        return  # PostgreSQL would cut the name: the tests' databases are migrated as Django's
+    pattern = base.replace("\\", "\\\\").replace("_", "\\_").replace("%", "\\%") + "\\_tpl\\_%"
+    unblocked = config.stash[blocking_manager_key].unblock()
+    with unblocked, connection._nodb_cursor() as cursor:
+        # One process makes it; any other waits here (not forever), then finds it made.
+        cursor.execute(f"SET lock_timeout = '{MIGRATE_LIMIT_S}s'")
+        cursor.execute("SELECT pg_advisory_lock(hashtext(%s))", [base])
+        cursor.execute("SELECT datname FROM pg_database WHERE datname LIKE %s", [pattern])
+        found = {row[0] for row in cursor.fetchall()}
         if name not in found:
             for stale in found:  # older migrations', or a make that did not finish
-                admin.execute(f'DROP DATABASE IF EXISTS "{stale}"')
+                try:
+                    cursor.execute(f"DROP DATABASE IF EXISTS {quote(stale)}")
+                except OperationalError:  # in use (another checkout's run): left for later
+                    pass
             building = f"{name}_new"
-            admin.execute(f'CREATE DATABASE "{building}"')
+            cursor.execute(f"DROP DATABASE IF EXISTS {quote(building)}")
+            cursor.execute(f"CREATE DATABASE {quote(building)}")
             _migrate(building)
-            admin.execute(f'ALTER DATABASE "{building}" RENAME TO "{name}"')
-        admin.execute("SELECT pg_advisory_unlock(hashtext(%s))", [base])
+            cursor.execute(f"ALTER DATABASE {quote(building)} RENAME TO {quote(name)}")
+        cursor.execute("SELECT pg_advisory_unlock(hashtext(%s))", [base])
     db["TEST"]["TEMPLATE"] = name
 
 
 # Connections --------------------------------------------------------------------------------
 
 
-def connections_keep() -> None:
-    """Connections kept from one database call of a thread to its next, as README's production
-    shape keeps them (``DATABASE_CONN_MAX_AGE``). With none kept, every ``database_sync_to_async``
-    call outside a test's transaction (an evaluation run's steps, a consumer's) connects anew,
-    and PostgreSQL starts a process for each: about a thousand in the fast layer, 8 ms of its
-    CPU apiece. Set on the settings every thread's connection is made from."""
-    connections["default"].settings_dict["CONN_MAX_AGE"] = 600
+def _main_thread_keeps(sender: Any, connection: BaseDatabaseWrapper, **kwargs: Any) -> None:
+    if threading.current_thread() is threading.main_thread():
+        connection.close_at = None
+
+
+def main_connection_keep() -> None:
+    """The main thread's connection kept from one of its calls to the next. A test that runs
+    async code from sync code (an evaluation run's command, the demo) has each
+    ``database_sync_to_async`` call run on the main thread, which with ``CONN_MAX_AGE`` 0 closes
+    the connection after it: the next call connects anew, and PostgreSQL starts a process for
+    it (about a thousand in the fast layer, 8 ms of its CPU apiece). Other threads' connections
+    close as before: a kept one would outlive its thread."""
+    connection_created.connect(_main_thread_keeps, dispatch_uid="tests-main-connection-kept")
 
 
 def others_end() -> None:
-    """End every other session on this thread's test database (threads' kept connections), so
-    that dropping it does not wait five seconds for them and fail."""
+    """End every other session on this thread's test database (what a server or a thread left
+    open), so that dropping it does not wait five seconds for them and fail."""
     if connections["default"].vendor != "postgresql":
         return
     with connections["default"].cursor() as cursor:
@@ -144,45 +159,45 @@ def _guarded_tables(ops: DatabaseOperations) -> frozenset[str]:
     return _guarded[name]
 
 
-def _holding_rows(ops: DatabaseOperations, tables: list[str]) -> list[str]:
-    exists = " UNION ALL ".join(
-        f"SELECT %s WHERE EXISTS (SELECT 1 FROM {ops.quote_name(t)})" for t in tables
+def _post_migrate_only_makes_kept_tables() -> bool:
+    found = (
+        e[1]() if isinstance(e[1], weakref.ReferenceType) else e[1] for e in post_migrate.receivers
     )
-    with ops.connection.cursor() as cursor:
-        cursor.execute(exists, tables)
-        return [row[0] for row in cursor.fetchall()]
+    return {getattr(f, "__name__", "") for f in found if f is not None} <= POST_MIGRATE_RECEIVERS
 
 
 def sql_flush(
     self: DatabaseOperations,
-    style,
+    style: Style,
     tables: list[str],
     *,
     reset_sequences: bool = False,
     allow_cascade: bool = False,
 ) -> list[str]:
     alias = self.connection.alias
-    _kept[alias] = not (reset_sequences or not tables)
+    _kept[alias] = bool(tables) and not reset_sequences and _post_migrate_only_makes_kept_tables()
     if not _kept[alias]:
         return _django_sql_flush(
             self, style, tables, reset_sequences=reset_sequences, allow_cascade=allow_cascade
         )
+    quote = self.quote_name
     guarded = sorted(_guarded_tables(self).intersection(tables))
-    sql = []
-    full = _holding_rows(self, guarded) if guarded else []
-    if full:
-        sql.append(f"TRUNCATE {', '.join(self.quote_name(t) for t in full)} CASCADE")
+    # All in one transaction (execute_sql_flush), after the locks: writers still at work are
+    # waited for, and new ones wait for the flush.
+    sql = [f"LOCK TABLE {', '.join(quote(t) for t in tables)} IN SHARE ROW EXCLUSIVE MODE"]
+    if guarded:
+        held = " OR ".join(f"EXISTS (SELECT 1 FROM {quote(t)})" for t in guarded)
+        names = ", ".join(quote(t) for t in guarded)
+        sql.append(f"DO $$ BEGIN IF {held} THEN TRUNCATE {names} CASCADE; END IF; END $$")
     # Foreign keys are deferred, so the order of the deletes does not matter.
     sql.append("SET CONSTRAINTS ALL DEFERRED")
     kept = KEPT_TABLES.union(guarded)
-    sql += [f"DELETE FROM {self.quote_name(t)}" for t in tables if t not in kept]
+    sql += [f"DELETE FROM {quote(t)}" for t in tables if t not in kept]
     return sql
 
 
-def _post_flush(verbosity: int, interactive: bool, database: str, **kwargs) -> None:
-    """The flush's post-migrate step, skipped after a flush that kept what it would make (the
-    content types and permissions: its only receivers here, create_contenttypes and
-    create_permissions, would read every app's and write nothing)."""
+def _post_flush(verbosity: int, interactive: bool, database: str, **kwargs: Any) -> None:
+    """The flush's post-migrate step, left out after a flush that kept what it would make."""
     if not _kept.pop(database, False):  # a flush of its own (another vendor, or sequences)
         emit_post_migrate_signal(verbosity, interactive, database, **kwargs)
 

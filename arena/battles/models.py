@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import uuid
-from collections.abc import Sequence
 from typing import Any
 
 from django.conf import settings
@@ -103,9 +102,9 @@ class Battle(models.Model):
     UNFINISHED = (Status.GENERATING, Status.WAITING, Status.READY)
 
     @classmethod
-    def between(cls, models: Sequence[ModelEntry], /, **fields: Any) -> Battle:
-        """A battle, not yet saved, between ``models`` (A's, then B's), with ``fields``."""
-        model_a, model_b = models
+    def between(cls, pair: tuple[ModelEntry, ModelEntry], /, **fields: Any) -> Battle:
+        """A battle, not yet saved, between ``pair`` (A's model, then B's), with ``fields``."""
+        model_a, model_b = pair
         return cls(model_a=model_a, model_b=model_b, **fields)
 
     def model_for(self, side: str) -> ModelEntry:

@@ -3,7 +3,7 @@
 ``bulk_create`` prepares every value of every row through the ORM and, on PostgreSQL, sends
 each column as an array it escapes in Python: thousands of rows (the demo's simulated votes,
 five rows each) cost seconds of CPU. ``COPY`` streams the same values, prepared by each field
-as ``bulk_create`` would, in psycopg's own format, a fraction of that.
+as ``bulk_create`` prepares them, in psycopg's own format, for a fraction of that.
 """
 
 from __future__ import annotations
@@ -15,8 +15,10 @@ from django.db.models import Model
 
 
 def rows_add(objs: Sequence[Model], *, ids: bool = False) -> None:
-    """Insert ``objs`` (all of one model), as ``bulk_create`` would. ``ids``: give each its
-    primary key first (from the table's sequence), for rows that others refer to."""
+    """Insert ``objs``, all of one model, whose related objects are saved already, with the
+    values ``bulk_create`` would write. ``ids``: each is given its primary key first, from the
+    table's sequence, for rows others refer to; without it, on PostgreSQL, an auto-numbered key
+    is left unset on the objects (the rows have theirs)."""
     if not objs:
         return
     model = type(objs[0])
@@ -25,18 +27,22 @@ def rows_add(objs: Sequence[Model], *, ids: bool = False) -> None:
     if connection.vendor != "postgresql":
         model.objects.bulk_create(objs, batch_size=1000)
         return
-    meta = model._meta
-    fields = [f for f in meta.concrete_fields if ids or not f.primary_key or not f.db_returning]
-    with connection.cursor() as cursor:
+    meta, quote = model._meta, connection.ops.quote_name
+    fields = [
+        f
+        for f in meta.concrete_fields
+        if not f.generated and (ids or not f.primary_key or not f.db_returning)
+    ]
+    table = quote(meta.db_table)
+    with connection.cursor() as cursor, connection.wrap_database_errors:
         if ids and meta.pk.db_returning:
             cursor.execute(
                 "SELECT nextval(pg_get_serial_sequence(%s, %s)) FROM generate_series(1, %s)",
-                [meta.db_table, meta.pk.column, len(objs)],
+                [table, meta.pk.column, len(objs)],
             )
             for obj, (pk,) in zip(objs, cursor.fetchall(), strict=True):
                 obj.pk = pk
-        columns = ", ".join(connection.ops.quote_name(f.column) for f in fields)
-        table = connection.ops.quote_name(meta.db_table)
+        columns = ", ".join(quote(f.column) for f in fields)
         with cursor.cursor.copy(f"COPY {table} ({columns}) FROM STDIN") as copy:
             for obj in objs:
                 copy.write_row(

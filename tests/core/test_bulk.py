@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from django.forms.models import model_to_dict
+import pytest
+from django.db import IntegrityError
 
 from arena.battles.models import Battle, Prompt, Turn
 from arena.battles.prompts import prompt_create
@@ -17,25 +18,34 @@ def _battles(rater, prompt: Prompt, models, n: int) -> list[Battle]:
     ]
 
 
-def test_rows_are_what_bulk_create_writes(db):
+def _setting():
     rater, models = make_user("bulk@example.com"), make_two_models()
     prompt, _ = prompt_create(text="Compare two sorting algorithms.")
+    return rater, prompt, models
+
+
+def test_rows_are_what_bulk_create_writes(db):
+    rater, prompt, models = _setting()
     ours, django = _battles(rater, prompt, models, 3), _battles(rater, prompt, models, 3)
 
     rows_add(ours)
     Battle.objects.bulk_create(django)
 
     def stored(battles: list[Battle]) -> list[dict]:
-        rows = Battle.objects.in_bulk([b.pk for b in battles])
-        return [model_to_dict(rows[b.pk], exclude=["id"]) for b in battles]
+        rows = {r["id"]: r for r in Battle.objects.filter(pk__in=[b.pk for b in battles]).values()}
+        return [rows[b.pk] for b in battles]
 
-    assert stored(ours) == stored(django)
+    made = stored(ours)
+    assert all(row["created_at"] is not None for row in made)
+    ignore = {"id", "created_at"}
+    assert [{k: v for k, v in r.items() if k not in ignore} for r in made] == [
+        {k: v for k, v in r.items() if k not in ignore} for r in stored(django)
+    ]
     assert all(not b._state.adding for b in ours)
 
 
 def test_ids_given_first_are_the_rows_ids(db):
-    rater, models = make_user("bulk@example.com"), make_two_models()
-    prompt, _ = prompt_create(text="Compare two sorting algorithms.")
+    rater, prompt, models = _setting()
     battles = _battles(rater, prompt, models, 2)
     rows_add(battles)
     turns = [Turn(battle=b, index=0, text=f"turn {i}") for i, b in enumerate(battles)]
@@ -44,6 +54,15 @@ def test_ids_given_first_are_the_rows_ids(db):
 
     assert all(t.pk for t in turns) and len({t.pk for t in turns}) == 2
     assert {t.pk: t.text for t in turns} == dict(Turn.objects.values_list("pk", "text"))
+
+
+def test_a_row_the_database_refuses_is_djangos_integrity_error(db):
+    rater, prompt, models = _setting()
+    (battle,) = _battles(rater, prompt, models, 1)
+    rows_add([battle])
+
+    with pytest.raises(IntegrityError):
+        rows_add(_battles(rater, prompt, models, 1) + [battle])  # the same id again
 
 
 def test_nothing_to_add_writes_nothing(db, django_assert_num_queries):
