@@ -199,6 +199,8 @@ def row(n: int, job: dict, web: list, workers: list, profile: Path | None) -> di
         "n": n,
         "over_ideal_p99": figures(got["over_ideal_ms"])[1],
         "shared_p99": figures(got["shared_ms"])[1],
+        "settled": figures(got["settled_ms"])[:2],
+        "settled_share": len(got["settled_ms"]) / max(1, len(got["shared_ms"])),
         "paced_shared_p99": figures(paced["shared_ms"])[1],
         "over_rules": figures(got["over_rules_ms"])[:2],
         "rules_over_ideal_p99": figures(got["rules_over_ideal_ms"])[1],
@@ -220,6 +222,11 @@ def targets(rows: list[dict]) -> None:
                 f"(<= {ideal_p99:g}) {common.verdict(ok)}; while both panes are shown "
                 f"together {r['shared_p99']:.1f} ms {common.verdict(r['shared_p99'] <= ideal_p99)}"
                 f" (blind pacing alone, no transport: {r['paced_shared_p99']:.1f} ms)"
+            )
+            print(
+                f"  {r['n']:>3} battles: of that, once every battle had begun "
+                f"({r['settled_share']:.0%} of the text): p50 {r['settled'][0]:.1f} / p99 "
+                f"{r['settled'][1]:.1f} ms (the rest arrived while starts still competed)"
             )
             print(
                 f"  {r['n']:>3} battles: the Pacer's own rules add p99 "

@@ -278,6 +278,10 @@ class Pipeline:
     rules_over_ideal_ms: list[float] = field(default_factory=list)
     rules_over_raw_ms: list[float] = field(default_factory=list)
     rules_shared_ms: list[float] = field(default_factory=list)  # over ideal, both panes shown
+    # shared_ms of the text that arrived after the last battle began (its 'battle' frame): the
+    # pipeline once the crowd's starts are done, apart from while they compete with streaming
+    settled_ms: list[float] = field(default_factory=list)
+    last_start: float = 0.0
     start_s: list[float] = field(default_factory=list)  # send "start" -> "battle" frame
     turn_s: list[float] = field(default_factory=list)  # send "start" -> "turn_complete"
     frames: int = 0
@@ -313,6 +317,7 @@ async def battle(i: int, job: dict, out: Pipeline) -> None:
                 readers["b"].feed(frame["b"], now)
             elif frame["type"] == "battle":
                 out.start_s.append(time.monotonic() - sent)
+                out.last_start = max(out.last_start, now)
             elif frame["type"] == "turn_complete":
                 out.turn_s.append(time.monotonic() - sent)
                 complete = True
@@ -340,6 +345,11 @@ def analyse(out: Pipeline, job: dict) -> None:
     for readers in out.complete:
         out.over_ideal_ms += over_ideal(readers)
         out.shared_ms += over_ideal_shared(readers)
+        out.settled_ms += [
+            (arrived - ideal) * 1000
+            for *_, arrived, ideal, alone in stamp_times(readers)
+            if not alone and arrived > out.last_start
+        ]
         arrival, rules_ideal, rules_raw = over_rules(
             readers, tick_s=job["tick_s"], chars=job["chars"], terms=job.get("terms", [])
         )
@@ -370,6 +380,7 @@ async def run(job: dict) -> dict:
         "delays_ms": out.delays_ms,
         "over_ideal_ms": out.over_ideal_ms,
         "shared_ms": out.shared_ms,
+        "settled_ms": out.settled_ms,
         "over_rules_ms": out.over_rules_ms,
         "rules_over_ideal_ms": out.rules_over_ideal_ms,
         "rules_over_raw_ms": out.rules_over_raw_ms,
