@@ -28,6 +28,7 @@ import os
 import subprocess
 import sys
 import threading
+import warnings
 import weakref
 from pathlib import Path
 from typing import Any
@@ -89,14 +90,26 @@ def template_use(config: pytest.Config) -> None:
     connection = connections["default"]
     if connection.vendor != "postgresql" or "DATABASE_URL" not in os.environ:
         return
-    db, quote = connection.settings_dict, connection.ops.quote_name
+    db = connection.settings_dict
     base = db["TEST"].get("NAME") or f"test_{db['NAME']}"
     name = f"{base}_tpl_{_migrations_digest()}"
     if len(f"{name}_new") > connection.ops.max_name_length():
         return  # PostgreSQL would cut the name: the tests' databases are migrated as Django's
+    try:
+        with config.stash[blocking_manager_key].unblock():
+            _template_make(name, base)
+    except OperationalError as exc:  # PostgreSQL not there: each database migrated as Django's
+        warnings.warn(f"no template for the test databases: {exc}", stacklevel=1)
+        return
+    db["TEST"]["TEMPLATE"] = name
+
+
+def _template_make(name: str, base: str) -> None:
+    """The template ``name``, migrated, unless it is there; older ones of ``base`` dropped."""
+    connection = connections["default"]
+    quote = connection.ops.quote_name
     pattern = base.replace("\\", "\\\\").replace("_", "\\_").replace("%", "\\%") + "\\_tpl\\_%"
-    unblocked = config.stash[blocking_manager_key].unblock()
-    with unblocked, connection._nodb_cursor() as cursor:
+    with connection._nodb_cursor() as cursor:
         # One process makes it; any other waits here (not forever), then finds it made.
         cursor.execute(f"SET lock_timeout = '{MIGRATE_LIMIT_S}s'")
         cursor.execute("SELECT pg_advisory_lock(hashtext(%s))", [base])
@@ -114,7 +127,6 @@ def template_use(config: pytest.Config) -> None:
             _migrate(building)
             cursor.execute(f"ALTER DATABASE {quote(building)} RENAME TO {quote(name)}")
         cursor.execute("SELECT pg_advisory_unlock(hashtext(%s))", [base])
-    db["TEST"]["TEMPLATE"] = name
 
 
 # Connections --------------------------------------------------------------------------------
