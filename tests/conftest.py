@@ -95,8 +95,8 @@ def pytest_configure(config: pytest.Config) -> None:
 
 @pytest.fixture(scope="session")
 def django_db_setup(django_db_setup, django_db_blocker) -> Iterator[None]:
-    """pytest-django's, and before it drops the test database, the sessions that threads kept
-    open on it ended (tests/databases.py)."""
+    """pytest-django's, and before it drops the test database, the sessions still open on it
+    (a server's, a thread's) ended, so the drop neither waits nor fails (tests/databases.py)."""
     yield
     with django_db_blocker.unblock():
         databases.others_end()
