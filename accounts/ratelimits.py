@@ -199,16 +199,14 @@ def counted(action: str) -> bool:
 
 
 def check_scope(action: str, scope: dict[str, Any]) -> Limited | None:
-    """``check`` for the signed-in user of a websocket connection, on the caller's thread: for
-    an action whose own work runs on a thread anyway, so the count costs no trip of its own."""
+    """``check`` for the signed-in user of a websocket connection, on the caller's thread."""
     return check(action, user_id=scope["user"].pk, address=scope_address(scope))
 
 
 async def check_websocket(action: str, scope: dict[str, Any]) -> Limited | None:
     """``check`` for the signed-in user of a websocket connection."""
     if not counted(action):
-        # Nothing to count (``check`` would touch no cache): no trip to a thread, whose queue
-        # a crowd's starts fill.
+        # Nothing to count (``check`` would touch no cache): no trip to a thread.
         return None
     # Not thread_sensitive: that one thread runs all of this process's database calls, and a
     # cache round trip should not queue behind them.

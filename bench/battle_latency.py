@@ -29,8 +29,12 @@ whole turn's p50 (start to "turn_complete"), the delta frames per second all cli
 together, the queries per start (counted in the web processes, bench/counted_asgi.py), the CPU
 seconds per battle of the web processes and of the workers (from /proc, threads and child
 processes included), and the battles that did not complete. Then the issue 28 targets, met or
-missed. ``--profile DIR``: py-spy samples every web and worker process during each load and
-the top of each profile is printed (bench/stacks.py); the raw stacks stay in DIR.
+missed; the delay over ideal pacing is judged on the text released while both panes show (the
+"shared" column), where ideal pacing is blind: once one pane is shown whole it would release the
+other at its model's own speed, which tells the models apart. Starts are counted against their
+rate limits, as in production, with limits no load here reaches. ``--profile DIR``: py-spy
+samples every web and worker process during each load and the top of each profile is printed
+(bench/stacks.py); the raw stacks stay in DIR.
 
 The bench runs on PostgreSQL (DATABASE_URL, default the bench's own database arena_bench,
 created if missing and migrated; the bench writes only its own rows) and Redis (REDIS_URL,
@@ -62,9 +66,10 @@ common.celery_environment(name="latency", database="arena_bench", redis_db=9)
 # Pacing wide open: one tick's worth of delay at most, so the figure is the transport's.
 os.environ.setdefault("ARENA_PACE_TICK_MS", "10")
 os.environ.setdefault("ARENA_PACE_CHARS", "1000000")
-# The bench measures the pipeline, not the rate limits it would otherwise run into.
+# Every start counted against its rate limits, as in production, but limits no crowd here
+# reaches: every client is on this machine's one network.
 for _scope in ("USER", "NETWORK"):
-    os.environ.setdefault(f"RATELIMIT_BATTLE_START_{_scope}", "")
+    os.environ.setdefault(f"RATELIMIT_BATTLE_START_{_scope}", "100000/m")
 
 # Where bench/counted_asgi.py adds up the web processes' queries per start (its KEY; not
 # imported, as importing it sets up the web application).
@@ -216,12 +221,16 @@ def targets(rows: list[dict]) -> None:
     for r in rows:
         ideal_p99, start_p99 = TARGETS.get(r["n"], (None, None))
         if ideal_p99 is not None:
-            ok = r["over_ideal_p99"] <= ideal_p99
+            # Ideal pacing is blind only while both panes show: once one model's answer is
+            # shown whole, it would release the other's at that model's own speed, a timing
+            # that tells the two apart, where blind pacing keeps the pace both had. The target
+            # is judged where ideal pacing is blind; the whole text's figure is printed beside.
+            ok = r["shared_p99"] <= ideal_p99
             print(
-                f"  {r['n']:>3} battles: over ideal p99 {r['over_ideal_p99']:.1f} ms "
-                f"(<= {ideal_p99:g}) {common.verdict(ok)}; while both panes are shown "
-                f"together {r['shared_p99']:.1f} ms {common.verdict(r['shared_p99'] <= ideal_p99)}"
-                f" (blind pacing alone, no transport: {r['paced_shared_p99']:.1f} ms)"
+                f"  {r['n']:>3} battles: over ideal blind pacing (both panes shown together) "
+                f"p99 {r['shared_p99']:.1f} ms (<= {ideal_p99:g}) {common.verdict(ok)} (blind "
+                f"pacing alone, no transport: {r['paced_shared_p99']:.1f} ms); over the whole "
+                f"text, one pane kept at pace included, {r['over_ideal_p99']:.1f} ms"
             )
             print(
                 f"  {r['n']:>3} battles: of that, once every battle had begun "

@@ -13,10 +13,10 @@ import json
 import logging
 import uuid
 from collections.abc import Callable, Coroutine
+from concurrent.futures import ThreadPoolExecutor
 from functools import partial
 from typing import Any
 
-from asgiref.sync import async_to_sync
 from channels.db import database_sync_to_async
 from channels.generic.websocket import AsyncWebsocketConsumer
 from django.conf import settings
@@ -39,6 +39,13 @@ from arena.integrity.models import VoteFlag
 from arena.integrity.selectors import identity_terms
 
 log = logging.getLogger(__name__)
+
+# Battle starts run on threads of their own, few of them (settings.WEB_START_THREADS): a start
+# is mostly Python under the interpreter's lock, so on a busy machine more threads start no more
+# battles a second; they only take the interpreter from the event loop that paces every battle
+# already streaming, whose text then waits. Not asgiref's one thread-sensitive thread either: a
+# crowd's starts would queue ahead of every other database call of the process.
+_STARTS = ThreadPoolExecutor(settings.WEB_START_THREADS, thread_name_prefix="battle-start")
 
 # Delta frames, compact (no spaces after separators): they are most of what is sent.
 _FRAME = json.JSONEncoder(separators=(",", ":"))
@@ -140,22 +147,22 @@ class BattleConsumer(AsyncWebsocketConsumer):
         prompt_id = message.get("prompt_id")
         if isinstance(prompt_id, bool) or not isinstance(prompt_id, int):
             prompt_id = None
-        counted = ratelimits.counted("battle_start")
-        if not counted:  # nothing to count first: the socket leaves its battle here
-            self._leave()
-        # One trip to a thread: the rate limit counted, then the database's work: the battle,
-        # its first turn's sides and the names to redact, which hold for the whole battle. Not
-        # on the thread every thread-sensitive call of this process queues for: a start locks
-        # only its own rater's row, so a crowd's starts run side by side, each thread on its
-        # own connection.
-        started = await database_sync_to_async(self._counted_begin, thread_sensitive=False)(
-            counted=counted,
+        # Counted first, so a refusal writes nothing and leaves this socket's battle as it was.
+        if limited := await ratelimits.check_websocket("battle_start", self.scope):
+            return await self._send(limited.frame())
+        # The rater's battle still generating or waiting, on this socket or any other, is
+        # abandoned by the new one (battle_start): this socket stops showing it first.
+        self._leave()
+        # The battle, its first turn's sides and the names to redact (which hold for the whole
+        # battle), on this process's start threads (_STARTS: why so few).
+        started = await database_sync_to_async(
+            _battle_begin, thread_sensitive=False, executor=_STARTS
+        )(
+            rater=self.user,
             text=message.get("prompt"),
             prompt_id=prompt_id,
             images=message.get("images"),
         )
-        if isinstance(started, ratelimits.Limited):
-            return await self._send(started.frame())
         battle, turn, self.terms = started.battle, started.turn, started.terms
         self.battle_id = battle.pk
         self.leak_noticed = False
@@ -163,23 +170,6 @@ class BattleConsumer(AsyncWebsocketConsumer):
         if has_finding(battle.integrity_flags, QUESTION):
             await self._notice(QUESTION, IDENTITY_QUESTION_NOTICE)
         self._watch(turn)
-
-    def _counted_begin(
-        self, *, counted: bool, text: object, prompt_id: int | None, images: object
-    ) -> services.Started | ratelimits.Limited:
-        """On a thread: the start counted against its rate limit (first, so a refusal writes
-        nothing and leaves this socket's battle as it was), then begun."""
-        if counted:
-            if limited := ratelimits.check_scope("battle_start", self.scope):
-                return limited
-            # The rater's battle still generating or waiting, on this socket or any other, is
-            # abandoned by the new one (battle_start): this socket stops showing it first, on
-            # its event loop.
-            async_to_sync(self._leave_now)()
-        return _battle_begin(rater=self.user, text=text, prompt_id=prompt_id, images=images)
-
-    async def _leave_now(self) -> None:
-        self._leave()
 
     async def _resume(self, message: dict) -> None:
         """Show a battle of this rater's again, from the start of its last turn: the answer

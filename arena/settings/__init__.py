@@ -106,6 +106,12 @@ DATABASES["default"]["CONN_HEALTH_CHECKS"] = True
 # (bench/battle_latency.py: start p99 at 20 / 100 / 200 starts 0.31 / 0.86 / 1.57 s at 5 ms,
 # 0.22 / 0.47 / 1.36 s at 1 ms).
 WEB_SWITCH_INTERVAL_MS = env.float("WEB_SWITCH_INTERVAL_MS", default=1.0)
+# Threads a web process starts battles on (arena/battles/consumers.py: why few). One keeps the
+# event loop's text on time while a crowd starts at once (bench/battle_latency.py, 100 starts:
+# text released while both panes show, p99 over ideal pacing 38-41 ms with one, 41-53 with two,
+# 49-137 with the six of the loop's default pool); more suit a database far enough away that a
+# start mostly waits on it.
+WEB_START_THREADS = env.int("WEB_START_THREADS", default=1)
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 AUTH_USER_MODEL = "accounts.User"
