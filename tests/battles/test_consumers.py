@@ -2,21 +2,17 @@
 
 from __future__ import annotations
 
-import asyncio
 import json
-import threading
 
 import pytest
 from channels.db import database_sync_to_async
 
-from arena.battles import services
 from arena.battles.models import Answer, Battle, Vote
 from tests.helpers import (
     RECEIVE_TIMEOUT,
     assert_no_identity,
     frames_until,
     make_model,
-    make_user,
     pane_text,
     session_headers,
     start_battle,
@@ -435,34 +431,3 @@ async def test_an_identity_question_is_flagged_before_generation(ws_connect, ali
     battle = await database_sync_to_async(Battle.objects.get)(pk=frames[0]["battle"])
     assert [f["reason"] for f in battle.integrity_flags] == ["identity_question"]
     await comm.disconnect()
-
-
-async def test_a_crowds_starts_run_on_the_start_threads_not_the_shared_pool(
-    ws_connect, alice, bob, two_models, monkeypatch
-):
-    """Starts keep to their own few threads (WEB_START_THREADS), so a crowd's starts never take
-    the interpreter from the loop pacing the battles already streaming with more threads."""
-    carol = await database_sync_to_async(make_user)("carol@example.com")
-    threads: list[str] = []
-    begin = services.battle_begin
-
-    def noted(**kwargs):  # the real start, its thread noted
-        threads.append(threading.current_thread().name)
-        return begin(**kwargs)
-
-    monkeypatch.setattr(services, "battle_begin", noted)
-    try:
-        comms = [await ws_connect(rater) for rater in (alice, bob, carol)]
-        for comm in comms:
-            assert (await comm.connect())[0]
-        await asyncio.gather(
-            *(comm.send_json_to({"action": "start", "prompt": "Explain DNS."}) for comm in comms)
-        )
-        for comm in comms:
-            frames = await frames_until(comm, "battle", "error")
-            assert frames[-1]["type"] == "battle"
-    finally:
-        for comm in comms:
-            await comm.disconnect()
-    assert len(threads) == 3
-    assert all(name.startswith("battle-start") for name in threads), threads

@@ -1,20 +1,23 @@
 """What a crowd's starts no longer pay for, and what they must still get right: the gold ticket
 looked up only where one may exist, a new prompt written and counted in one statement, the
 start's reads built once per process, the rate limit's thread trip only when something is
-counted, and a socket's end work off the shared thread yet in order."""
+counted, the start itself on threads of its own, and a socket's end work off the shared thread
+yet in order."""
 
 from __future__ import annotations
 
 import asyncio
 import random
+import threading
 from datetime import UTC, datetime, timedelta
 
 import pytest
+from channels.db import database_sync_to_async
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
 from accounts import ratelimits
-from arena.battles import gold, prompts
+from arena.battles import gold, prompts, services
 from arena.battles.consumers import BattleConsumer
 from arena.battles.models import Answer, Battle, GoldItem, Prompt
 from arena.battles.prompts import _prompt_insert, prompt_create, prompt_for_text
@@ -24,7 +27,7 @@ from arena.battles.turn_shown import turn_shown
 from arena.core import statements
 from arena.core.statements import statement
 from arena.core.text import prompt_hash
-from tests.helpers import make_user
+from tests.helpers import frames_until, make_user
 
 
 def _no_claim(monkeypatch) -> list:
@@ -196,3 +199,35 @@ def test_a_turn_shown_takes_two_statements_and_keeps_its_first_time(alice, two_m
     turn.refresh_from_db()
     battle.refresh_from_db()
     assert (turn.shown_at, battle.status) == (first, Battle.Status.READY)
+
+
+@pytest.mark.usefixtures("generation")
+async def test_a_crowds_starts_run_on_the_start_threads_not_the_shared_pool(
+    ws_connect, alice, bob, two_models, monkeypatch
+):
+    """Starts keep to their own few threads (WEB_START_THREADS), so a crowd's starts never take
+    the interpreter from the loop pacing the battles already streaming with more threads."""
+    carol = await database_sync_to_async(make_user)("carol@example.com")
+    threads: list[str] = []
+    begin = services.battle_begin
+
+    def noted(**kwargs):  # the real start, its thread noted
+        threads.append(threading.current_thread().name)
+        return begin(**kwargs)
+
+    monkeypatch.setattr(services, "battle_begin", noted)
+    comms = [await ws_connect(rater) for rater in (alice, bob, carol)]
+    try:
+        for comm in comms:
+            assert (await comm.connect())[0]
+        await asyncio.gather(
+            *(comm.send_json_to({"action": "start", "prompt": "Explain DNS."}) for comm in comms)
+        )
+        for comm in comms:
+            frames = await frames_until(comm, "battle", "error")
+            assert frames[-1]["type"] == "battle"
+    finally:
+        for comm in comms:
+            await comm.disconnect()
+    assert len(threads) == 3
+    assert all(name.startswith("battle-start") for name in threads), threads
