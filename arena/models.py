@@ -6,7 +6,6 @@ The app label stays ``arena`` for all of them, so tables and migrations are unch
 
 from __future__ import annotations
 
-from arena.battles.models import Answer, Battle, GoldItem, Prompt, Turn, Vote
 from arena.catalog.models import (
     CostStatus,
     ModelEntry,
@@ -18,6 +17,7 @@ from arena.compare.models import CompareAnswer, CompareRun, JudgeCall, Rubric
 from arena.evals.models import EvalAnswer, EvalPrompt, EvalRun, EvalVerdict
 from arena.images.models import ImageUpload, PromptImage
 from arena.integrity.models import VoteFlag
+from arena.records.models import Answer, Battle, GoldItem, Prompt, Turn, Vote
 from arena.tagging.models import VoteTags
 
 __all__ = [

@@ -168,8 +168,8 @@ def baseline_child(queue) -> None:
     setup()
     from django.utils import timezone
 
-    from arena.battles.models import Vote
     from arena.catalog.models import ModelEntry
+    from arena.records.models import Vote
     from ranking.battle_log import Record, arrays_from_records, side_style
     from ranking.selectors import VOTE_FIELDS
 
@@ -245,7 +245,7 @@ def main() -> None:
         print(f"created database {os.environ['DATABASE_URL'].rsplit('/', 1)[1]}")
     from django.db import connection
 
-    from arena.battles.models import Vote
+    from arena.records.models import Vote
 
     have = Vote.objects.count()
     if have >= args.votes and not args.regenerate:

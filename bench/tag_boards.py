@@ -55,7 +55,7 @@ def tag_every_vote() -> int:
     """One rules row per vote (the tags log emptied first: TRUNCATE passes its trigger)."""
     from django.db import connection, transaction
 
-    from arena.battles.models import Vote
+    from arena.records.models import Vote
     from arena.tagging.models import VoteTags
 
     cases = " ".join(f"WHEN {i} THEN '{s}'::jsonb" for i, s in enumerate(SETS))
@@ -90,7 +90,7 @@ def main() -> None:
     common.setup_database(require_postgres=True)
     from django.utils import timezone
 
-    from arena.battles.models import Vote
+    from arena.records.models import Vote
     from ranking import selectors
     from ranking.compute import boards_compute, breakdown_masks
     from ranking.services import ranking_config

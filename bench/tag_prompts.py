@@ -99,7 +99,7 @@ def main() -> None:
     from django.core.management import call_command
     from django.db import connection
 
-    from arena.battles.models import Turn, Vote
+    from arena.records.models import Turn, Vote
     from arena.tagging.models import VoteTags
     from arena.tagging.rules import rule_tags
 

@@ -179,7 +179,7 @@ def busiest_windows(users: list[Any], n_networks: int) -> dict[str, tuple[int, s
     from django.conf import settings
 
     from accounts.ratelimits import parse_rate
-    from arena.battles.models import Battle, Vote
+    from arena.records.models import Battle, Vote
 
     network = {user.pk: i % n_networks for i, user in enumerate(users)}
     out = {}
@@ -207,8 +207,8 @@ def report(
 ) -> bool:
     from django.conf import settings
 
-    from arena.battles.models import Battle, Vote
     from arena.integrity.models import VoteFlag
+    from arena.records.models import Battle, Vote
 
     limits = {k: settings.RATELIMITS[k] for k in ("battle_start", "vote")}
     print(

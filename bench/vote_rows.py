@@ -81,9 +81,9 @@ def generate(n_votes: int, n_models: int, seed: int = 0) -> None:
     from django.db import connection, transaction
 
     from accounts.models import User
-    from arena.battles.models import Battle, Prompt, Vote
     from arena.catalog.models import ModelEntry, standard_params
     from arena.core.text import prompt_hash
+    from arena.records.models import Battle, Prompt, Vote
     from ranking.models import LeaderboardSnapshot as Snapshot
 
     # Each battle's and vote's params, and each model's supported ones, as JSON in COPY text.

@@ -12,8 +12,8 @@ import numpy as np
 from django.conf import settings
 from django.db.models import Count
 
-from arena.battles.models import Battle
 from arena.catalog.models import ModelEntry
+from arena.records.models import Battle
 from ranking.sampling import draw_probabilities, model_weights
 
 

@@ -13,10 +13,10 @@ from django.db import connections, transaction
 from django.db.models import Max, Min, Q, QuerySet
 from django.db.models.expressions import RawSQL
 
-from arena.battles.models import Vote
 from arena.catalog.models import ModelEntry
 from arena.integrity.models import VoteFlag
 from arena.integrity.selectors import counted_votes, vote_flagged
+from arena.records.models import Vote
 from arena.tagging.selectors import vote_tags
 from ranking.battle_log import (
     OUTCOME,
@@ -403,3 +403,41 @@ def arrays_by_copy(
     _tag(arrays, rows["id"], None if tags is None else tags.result())
     cuts = (rows[f"cut_{side}"].astype(np.int64) for side in "ab")
     return arrays, _answers(a, b, *cuts, names)
+
+
+@dataclass(frozen=True)
+class ModelCounts:
+    name: str
+    organisation: str
+    active: bool
+    battles: int
+    wins: int
+    ties: int
+    losses: int
+    both_bad: int
+
+
+def model_vote_counts() -> list[ModelCounts]:
+    """Raw per-model outcome counts from the vote log: what happened, not a ranking."""
+    rows = []
+    for model in ModelEntry.objects.all():
+        as_a = Q(model_a=model)
+        as_b = Q(model_b=model)
+        votes = Vote.objects.filter(as_a | as_b)
+        a_won, b_won = Q(choice=Vote.Choice.A), Q(choice=Vote.Choice.B)
+        wins = votes.filter((as_a & a_won) | (as_b & b_won)).count()
+        losses = votes.filter((as_a & b_won) | (as_b & a_won)).count()
+        rows.append(
+            ModelCounts(
+                name=model.public_name,
+                organisation=model.organisation,
+                active=model.active,
+                battles=votes.count(),
+                wins=wins,
+                ties=votes.filter(choice=Vote.Choice.TIE).count(),
+                losses=losses,
+                both_bad=votes.filter(choice=Vote.Choice.BOTH_BAD).count(),
+            )
+        )
+    rows.sort(key=lambda r: (-r.battles, r.name))
+    return rows

@@ -7,9 +7,8 @@ from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import render
 from django.views.decorators.http import require_GET
 
-from arena.battles import selectors as battle_selectors
 from arena.core.csv_safe import SafeWriter
-from ranking import breakdowns, public_cache, snapshots
+from ranking import breakdowns, public_cache, selectors, snapshots
 from ranking.models import LeaderboardRow, LeaderboardSnapshot
 from ranking.numbers import none_if_nan
 from ranking.plot import heatmap, history_plot, interval_plot
@@ -23,9 +22,7 @@ MATRIX_MODELS = 16
 def leaderboard(request: HttpRequest) -> HttpResponse:
     stamp = public_cache.stamp_latest()
     if stamp is None:
-        return render(
-            request, "arena/leaderboard.html", {"rows": battle_selectors.model_vote_counts()}
-        )
+        return render(request, "arena/leaderboard.html", {"rows": selectors.model_vote_counts()})
     view = request.GET.get("view", "raw")
     view = view if view in {"raw", "style"} else "raw"
     breakdown = request.GET.get("breakdown", "all")

@@ -188,7 +188,7 @@ def generation(transactional_db, celery_worker) -> Iterator[None]:
     yield
     if celery_worker is not None:
         from arena.battles.ending import battle_void
-        from arena.battles.models import Battle
+        from arena.records.models import Battle
 
         for battle_id in Battle.objects.filter(status=Battle.Status.GENERATING).values_list(
             "pk", flat=True
@@ -204,7 +204,7 @@ def _tag_jobs_settle(limit_s: float = 3.0) -> None:
     on them, and they on it. Only a rater's vote sends one (the demo's simulated votes are
     written straight to the log). A job that never ran (a test that stopped the worker) is no
     failure of this test: the flush empties its queue's work anyway."""
-    from arena.battles.models import Vote
+    from arena.records.models import Vote
 
     untagged = Vote.objects.filter(tag_rows__isnull=True, simulated=False)
     deadline = time.monotonic() + limit_s

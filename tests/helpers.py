@@ -25,11 +25,11 @@ from django.utils import timezone
 from accounts.models import User
 from arena.backends.base import ChatRequest, Message
 from arena.backends.registry import backend_for
-from arena.battles.models import Answer, Battle, Turn, Vote
 from arena.catalog.models import ModelEntry
 from arena.core.text import estimate_tokens
 from arena.devtools.fixture_server import FixtureServer, stream_fixture
 from arena.generation.runner import StreamResult, discard, stream_answer
+from arena.records.models import Answer, Battle, Turn, Vote
 from tests.backends.vendors import BACKEND_TEST_ENV, VENDORS
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -8,9 +8,9 @@ from collections.abc import Iterable
 from django.utils import timezone
 
 from accounts.models import User
-from arena.battles.models import Battle, Prompt, Turn, Vote
 from arena.battles.services import shared_params
 from arena.catalog.models import ModelEntry
+from arena.records.models import Battle, Prompt, Turn, Vote
 
 LOGGED_SIDE = {"output_tokens": 10, "input_tokens": 10, "style": {}}
 

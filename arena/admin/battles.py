@@ -10,9 +10,9 @@ from django.template.response import TemplateResponse
 from arena.admin.common import ReadOnly
 from arena.admin.noted_actions import note_action
 from arena.battles import gold
-from arena.battles.models import Battle, Turn
 from arena.catalog import costs
 from arena.core.errors import ServiceError
+from arena.records.models import Battle, Turn
 
 
 class TurnInline(ReadOnly, admin.TabularInline):

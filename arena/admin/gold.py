@@ -8,8 +8,8 @@ from django.http import HttpRequest
 
 from arena.admin.common import ReadOnly, change_link, set_active_actions
 from arena.battles import gold
-from arena.battles.models import GoldItem
 from arena.integrity import selectors
+from arena.records.models import GoldItem
 
 
 @admin.register(GoldItem)

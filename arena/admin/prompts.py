@@ -13,9 +13,9 @@ from django.utils.text import Truncator
 
 from arena.admin.common import set_active_actions
 from arena.battles import prompts
-from arena.battles.models import Prompt
 from arena.battles.selectors import prompt_twin
 from arena.core.errors import ServiceError
+from arena.records.models import Prompt
 
 IMPORT_MAX_BYTES = 5 * 1024 * 1024
 

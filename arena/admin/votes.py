@@ -18,10 +18,10 @@ from arena.admin.common import (
     yes_no_filter,
 )
 from arena.admin.noted_actions import note_action
-from arena.battles.models import Vote
 from arena.core.errors import ServiceError
 from arena.integrity import selectors, services
 from arena.integrity.models import VoteFlag
+from arena.records.models import Vote
 
 
 class FlagColumns:

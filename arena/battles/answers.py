@@ -22,7 +22,6 @@ from arena.backends.base import Backend, ChatRequest, Message
 from arena.backends.registry import UnknownBackend, backend_for
 from arena.battles.ending import battle_void
 from arena.battles.gold import replay_backend
-from arena.battles.models import Answer, Battle, Turn
 from arena.catalog import costs
 from arena.catalog.models import ModelEntry
 from arena.core.jobs import job_send
@@ -33,6 +32,7 @@ from arena.generation.runner import StreamResult
 from arena.generation.streams import answer_streams, stream_key
 from arena.generation.worker import GenerationJob
 from arena.images.selectors import images_sent
+from arena.records.models import Answer, Battle, Turn
 
 # The task that streams a turn's answers (arena.battles.tasks), sent by name: the tasks import
 # this module. The name predates the battles package; queued tasks refer to it.

@@ -29,7 +29,6 @@ from accounts.models import User
 from arena.battles import frames, selectors, services
 from arena.battles.ending import battle_void, battle_void_overdue, turn_deadline_s
 from arena.battles.live import Watch, schedule, socket_closed
-from arena.battles.models import Battle, Turn
 from arena.battles.sockets import registry
 from arena.battles.turn_shown import turn_shown
 from arena.core.errors import ServiceError
@@ -37,6 +36,7 @@ from arena.core.text import text_clean
 from arena.integrity.checks import has_finding, redact
 from arena.integrity.models import VoteFlag
 from arena.integrity.selectors import identity_terms
+from arena.records.models import Battle, Turn
 
 log = logging.getLogger(__name__)
 

@@ -9,8 +9,8 @@ from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
-from arena.battles.models import Answer, Battle, Turn
 from arena.generation.streams import KEEP_AFTER_END_S, answer_streams, stream_key
+from arena.records.models import Answer, Battle, Turn
 
 
 @transaction.atomic

@@ -14,9 +14,9 @@ from typing import Protocol
 from django.utils import timezone
 from django.utils.dateparse import parse_datetime
 
-from arena.battles.models import Turn, Vote
 from arena.core.criteria import CRITERIA
 from arena.core.text import estimate_tokens
+from arena.records.models import Turn, Vote
 
 FORMATS = ("arena", "jsonl")
 

@@ -17,8 +17,8 @@ from django.db import transaction
 
 from accounts.models import User
 from arena.backends.replay import ReplayBackend
-from arena.battles.models import Answer, Battle, GoldItem, Prompt
 from arena.core.errors import ServiceError
+from arena.records.models import Answer, Battle, GoldItem, Prompt
 
 TICKET_TTL_S = 3600
 

@@ -7,12 +7,12 @@ from django.db import connections, router, transaction
 
 from accounts.models import User
 from arena.battles.gold import gold_draw
-from arena.battles.models import Prompt
 from arena.battles.prompt_files import ImportReport, parse_prompts
 from arena.battles.selectors import prompt_random
 from arena.core.errors import ServiceError
 from arena.core.statements import insert_sql, statement
 from arena.core.text import prompt_hash, text_clean
+from arena.records.models import Prompt
 from arena.tagging.language import language_of
 
 

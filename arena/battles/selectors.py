@@ -8,13 +8,13 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 
 from django.conf import settings
-from django.db.models import Prefetch, Q, QuerySet
+from django.db.models import Prefetch, QuerySet
 from django.utils import timezone
 
 from arena.backends.pools import live_state, replica_urls
-from arena.battles.models import Answer, Battle, Prompt, Turn, Vote
 from arena.catalog.models import ModelEntry
 from arena.core.text import prompt_hash
+from arena.records.models import Answer, Battle, Prompt, Turn, Vote
 
 
 @dataclass(frozen=True)
@@ -90,44 +90,6 @@ def prompt_random(*, rng: random.Random | None = None) -> Prompt | None:
     if not ids:
         return None
     return Prompt.objects.get(pk=(rng or random.SystemRandom()).choice(ids))
-
-
-@dataclass(frozen=True)
-class ModelCounts:
-    name: str
-    organisation: str
-    active: bool
-    battles: int
-    wins: int
-    ties: int
-    losses: int
-    both_bad: int
-
-
-def model_vote_counts() -> list[ModelCounts]:
-    """Raw per-model outcome counts from the vote log: what happened, not a ranking."""
-    rows = []
-    for model in ModelEntry.objects.all():
-        as_a = Q(model_a=model)
-        as_b = Q(model_b=model)
-        votes = Vote.objects.filter(as_a | as_b)
-        a_won, b_won = Q(choice=Vote.Choice.A), Q(choice=Vote.Choice.B)
-        wins = votes.filter((as_a & a_won) | (as_b & b_won)).count()
-        losses = votes.filter((as_a & b_won) | (as_b & a_won)).count()
-        rows.append(
-            ModelCounts(
-                name=model.public_name,
-                organisation=model.organisation,
-                active=model.active,
-                battles=votes.count(),
-                wins=wins,
-                ties=votes.filter(choice=Vote.Choice.TIE).count(),
-                losses=losses,
-                both_bad=votes.filter(choice=Vote.Choice.BOTH_BAD).count(),
-            )
-        )
-    rows.sort(key=lambda r: (-r.battles, r.name))
-    return rows
 
 
 def votes_for_export(*, since: datetime | None = None) -> QuerySet[Vote]:

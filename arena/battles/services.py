@@ -17,7 +17,6 @@ from arena.battles import gold
 from arena.battles.answers import answers_send
 from arena.battles.draw_cache import battle_pick_models, catalog_for, shared_params
 from arena.battles.ending import battle_streams_end, battle_void
-from arena.battles.models import Answer, Battle, Turn, Vote
 from arena.battles.prompts import prompt_clean_text, prompt_for_text
 from arena.battles.selectors import TurnSides
 from arena.battles.start_reads import rater_read, start_state
@@ -31,6 +30,7 @@ from arena.images.selectors import image_records, images_for_turn
 from arena.integrity.checks import asks_identity, has_finding
 from arena.integrity.models import VoteFlag
 from arena.integrity.services import vote_flags_record
+from arena.records.models import Answer, Battle, Turn, Vote
 from arena.tagging.services import votes_tag_later
 
 log = logging.getLogger(__name__)

@@ -13,11 +13,11 @@ from django.db import transaction
 from django.utils import timezone
 
 from accounts.models import User
-from arena.battles.models import Answer, Battle, Prompt, Turn, Vote
 from arena.battles.services import shared_params
 from arena.catalog.models import ModelEntry
 from arena.core.bulk import rows_add
 from arena.core.text import style_counts
+from arena.records.models import Answer, Battle, Prompt, Turn, Vote
 
 SIMULATED_EMAIL = "simulated@demo.arena"
 

@@ -11,8 +11,8 @@ from django.db.models import Exists, OuterRef, QuerySet
 from accounts.models import User
 from accounts.selectors import email_verified_exists
 from arena.battles.draw_cache import Stamps
-from arena.battles.models import Battle, GoldItem
 from arena.core.statements import statement
+from arena.records.models import Battle, GoldItem
 
 
 def _rater_query(*, pk: int, lock: bool) -> QuerySet[User]:

@@ -9,8 +9,8 @@ from django.db import connections, router
 from django.db.models import F, Model
 from django.db.models.expressions import RawSQL
 
-from arena.battles.models import Answer, Battle, Prompt, Turn
 from arena.core.statements import insert_sql, writes_in_with
+from arena.records.models import Answer, Battle, Prompt, Turn
 
 SIDES = (Answer.Side.A, Answer.Side.B)
 

@@ -13,9 +13,9 @@ from django.utils import timezone
 
 from arena.battles.answers import answers_send
 from arena.battles.ending import battle_void, turn_deadline_s
-from arena.battles.models import Answer, Battle, Turn
 from arena.core.models import model_update
 from arena.generation.streams import HEARTBEAT_TTL_S, answer_streams, stream_key
+from arena.records.models import Answer, Battle, Turn
 
 
 def battles_sweep() -> None:

@@ -10,8 +10,8 @@ from django.db.models import Exists, Subquery
 from django.db.models.sql import UpdateQuery
 from django.utils import timezone
 
-from arena.battles.models import Answer, Battle, Turn
 from arena.core.statements import statement
+from arena.records.models import Answer, Battle, Turn
 
 
 @transaction.atomic

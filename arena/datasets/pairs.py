@@ -15,7 +15,7 @@ import hashlib
 from collections.abc import Iterable
 
 from arena.battles.exports import conversation
-from arena.battles.models import Turn, Vote
+from arena.records.models import Turn, Vote
 
 SCHEMA = "arena.preference_pair/1"
 SPLITS = ("train", "test")

@@ -21,12 +21,12 @@ from pathlib import Path
 from django.conf import settings
 from django.utils import timezone
 
-from arena.battles.models import Turn, Vote
 from arena.core.errors import ServiceError
 from arena.datasets import selectors
 from arena.datasets.anonymise import PLACEHOLDERS, scrub
 from arena.images.selectors import image_bytes
 from arena.images.services import storage_name
+from arena.records.models import Turn, Vote
 
 SCHEMA = "arena.open_dataset/1"
 

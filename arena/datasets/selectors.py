@@ -10,9 +10,9 @@ from datetime import datetime
 import numpy as np
 from django.db.models import QuerySet
 
-from arena.battles.models import Vote
 from arena.battles.selectors import votes_for_export
 from arena.integrity.selectors import counted_votes
+from arena.records.models import Vote
 from arena.tagging.selectors import vote_tags
 from ranking.models import LeaderboardRow, LeaderboardSnapshot
 from ranking.selectors import votes_excluded

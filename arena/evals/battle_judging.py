@@ -15,7 +15,6 @@ from django.db.models import Count, Q
 from django.utils import timezone
 
 from arena.backends.base import Image
-from arena.battles.models import Answer, Turn
 from arena.catalog.models import ModelEntry
 from arena.catalog.selectors import model_by_name
 from arena.core.errors import ServiceError
@@ -27,6 +26,7 @@ from arena.images.selectors import images_sent
 from arena.integrity.selectors import counted_votes
 from arena.judges import pairwise, rules
 from arena.judges.registry import judge_answers
+from arena.records.models import Answer, Turn
 
 CALIBRATE_TASK = "arena.evals.calibrate"  # the task (arena.evals.tasks) that runs verdicts_judge
 CONCURRENCY = 16

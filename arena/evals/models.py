@@ -7,9 +7,9 @@ from __future__ import annotations
 from django.conf import settings
 from django.db import models
 
-from arena.battles.models import Vote
 from arena.catalog.models import CostStatus, ModelEntry
 from arena.core.answers import AnswerStatus
+from arena.records.models import Vote
 
 
 class EvalRun(models.Model):

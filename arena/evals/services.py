@@ -11,7 +11,6 @@ from django.conf import settings
 from django.db import transaction
 
 from accounts.models import User
-from arena.battles.models import Prompt
 from arena.battles.prompt_files import parse_prompts
 from arena.catalog.models import ModelEntry
 from arena.catalog.services import images_check, params_check, params_valid
@@ -21,6 +20,7 @@ from arena.evals import running, works
 from arena.evals.models import EvalPrompt, EvalRun
 from arena.images.selectors import image_records, images_for_turn
 from arena.judges.rules import family_barred
+from arena.records.models import Prompt
 
 BUDGET_MAX = Decimal("100000000")  # what EvalRun.budget holds (12 digits, 4 after the point)
 

@@ -5,10 +5,10 @@ from __future__ import annotations
 from django.conf import settings
 
 from accounts.models import User
-from arena.battles.models import Answer, Battle, Vote
 from arena.integrity.checks import reading_floor_ms
 from arena.integrity.models import VoteFlag
 from arena.integrity.selectors import vote_tallies
+from arena.records.models import Answer, Battle, Vote
 
 Reason = VoteFlag.Reason
 

@@ -6,8 +6,8 @@ from __future__ import annotations
 from django.conf import settings
 from django.db import models
 
-from arena.battles.models import Vote
 from arena.core.models import AppendOnlyModel
+from arena.records.models import Vote
 
 
 class VoteFlag(AppendOnlyModel):

@@ -16,9 +16,9 @@ from django.db.models import Case, Count, Exists, F, OuterRef, Q, QuerySet, Subq
 from django.db.models.functions import Coalesce
 
 from accounts.models import User
-from arena.battles.models import Answer, GoldItem, Vote
 from arena.catalog.models import ModelEntry
 from arena.integrity.models import VoteFlag
+from arena.records.models import Answer, GoldItem, Vote
 
 
 def flag_lifted() -> Exists:

@@ -7,10 +7,10 @@ from django.db import transaction
 from django.utils import timezone
 
 from accounts.models import User
-from arena.battles.models import Answer, Battle, Vote
 from arena.core.errors import ServiceError
 from arena.integrity.findings import vote_findings
 from arena.integrity.models import VoteFlag
+from arena.records.models import Answer, Battle, Vote
 
 Reason = VoteFlag.Reason
 

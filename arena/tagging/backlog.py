@@ -15,7 +15,7 @@ from decimal import Decimal
 from asgiref.sync import async_to_sync
 from django.db.models import QuerySet
 
-from arena.battles.models import Vote
+from arena.records.models import Vote
 from arena.tagging.models import VoteTags
 from arena.tagging.services import (
     PROMPT_MAX_CHARS,

@@ -11,8 +11,8 @@ from decimal import Decimal
 
 from django.db import models
 
-from arena.battles.models import Vote
 from arena.core.models import AppendOnlyModel
+from arena.records.models import Vote
 
 
 class VoteTags(AppendOnlyModel):

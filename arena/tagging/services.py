@@ -23,11 +23,11 @@ from django.db import connection, transaction
 from django.db.models import Sum
 from django.utils import timezone
 
-from arena.battles.models import Turn, Vote
 from arena.catalog.models import ModelEntry
 from arena.catalog.selectors import model_by_name
 from arena.core.errors import ServiceError
 from arena.core.jobs import job_send
+from arena.records.models import Turn, Vote
 from arena.tagging.models import VoteTags
 from arena.tagging.rules import rule_tags
 

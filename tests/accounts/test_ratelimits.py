@@ -13,7 +13,7 @@ from django.test import Client, RequestFactory
 
 from accounts import ratelimits
 from accounts.models import User
-from arena.battles.models import Battle, Turn, Vote
+from arena.records.models import Battle, Turn, Vote
 from tests.helpers import PASSWORD, frames_until, make_user, session_headers
 
 NO_LIMIT = {"user": None, "network": None}

@@ -6,8 +6,8 @@ import pytest
 from django.test import Client
 from django.urls import reverse
 
-from arena.battles.models import Vote
 from arena.battles.services import battle_start, turn_mark_shown, vote_cast
+from arena.records.models import Vote
 from tests.helpers import make_user, wait_for_answers
 
 

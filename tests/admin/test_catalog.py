@@ -108,10 +108,10 @@ def test_pool_page_shows_replica_health_throughput_and_vote_cost(client):
     import asyncio
 
     from arena.backends.registry import backend_for
-    from arena.battles.models import Answer
     from arena.battles.selectors import replica_stats
     from arena.catalog.models import ModelEntry
     from arena.devtools.mock_server import MockServer
+    from arena.records.models import Answer
 
     admin_user = make_user("root@example.com", is_staff=True, is_superuser=True)
     # Two measured answers on the first replica: 100 tokens in 2 s after a 500 ms prefill.

@@ -13,11 +13,11 @@ from django.urls import reverse
 
 from accounts.models import User
 from arena.battles.gold import gold_draw
-from arena.battles.models import Answer, GoldItem, Vote
 from arena.battles.services import vote_cast
 from arena.integrity.models import VoteFlag
 from arena.integrity.selectors import counted_votes
 from arena.integrity.services import flag_review, rater_ban, vote_flag
+from arena.records.models import Answer, GoldItem, Vote
 from tests.helpers import calm_vote, choose, gold_battle, make_gold_items, make_user, ready_battle
 
 needs_generation = pytest.mark.usefixtures("generation")

@@ -8,8 +8,8 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 from django.test import Client
 from django.urls import reverse
 
-from arena.battles.models import Prompt
 from arena.battles.prompts import prompt_create
+from arena.records.models import Prompt
 
 IMPORT_URL = "admin:arena_prompt_import"
 

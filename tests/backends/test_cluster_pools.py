@@ -9,11 +9,11 @@ import pytest
 from django.conf import settings
 
 from arena.backends.pools import pools_forget
-from arena.battles.models import Answer
 from arena.battles.prompts import prompt_create
 from arena.battles.services import battle_start
 from arena.catalog.models import ModelEntry
 from arena.devtools.processes import CeleryProcess
+from arena.records.models import Answer
 from tests.helpers import ROOT, make_user, serving, subprocess_env, wait_for_answers
 
 pytestmark = pytest.mark.skipif(

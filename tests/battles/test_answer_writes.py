@@ -8,9 +8,9 @@ from django.conf import settings
 from django.db import connection
 
 from arena.battles.answers import answer_claim, answer_conversation, answer_finish
-from arena.battles.models import Answer, Battle, Turn
 from arena.battles.services import battle_start
 from arena.generation.runner import StreamResult
+from arena.records.models import Answer, Battle, Turn
 from tests.helpers import make_model, run_together
 
 

@@ -8,7 +8,7 @@ import pytest
 from django.conf import settings
 from playwright.sync_api import expect
 
-from arena.battles.models import Battle, Vote
+from arena.records.models import Battle, Vote
 from tests.helpers import (
     LOGS,
     answer_texts,
@@ -62,7 +62,7 @@ def test_identity_question_is_flagged_up_front_and_no_name_shows_before_the_vote
     page.click(".intro")
     page.keyboard.press("3")
     page.wait_for_selector("#arena[data-state=voted]")
-    from arena.battles.models import Vote
+    from arena.records.models import Vote
 
     vote = Vote.objects.get()
     assert set(vote.flags.values_list("reason", flat=True)) >= {"identity_question"}

@@ -9,8 +9,8 @@ import base64
 import pytest
 from playwright.sync_api import expect
 
-from arena.battles.models import Battle, Vote
 from arena.images.models import PromptImage
+from arena.records.models import Battle, Vote
 from arena.tagging.models import VoteTags
 from ranking.services import leaderboard_recompute
 from tests.helpers import assert_no_identity, make_model, make_user, shown_ago, sign_in, wait_until

@@ -7,7 +7,7 @@ import pytest
 from django.conf import settings
 from playwright.sync_api import expect
 
-from arena.battles.models import Battle
+from arena.records.models import Battle
 from tests.helpers import make_two_models, make_user, sign_in
 
 pytestmark = [pytest.mark.browser, pytest.mark.usefixtures("generation")]

@@ -6,8 +6,8 @@ from __future__ import annotations
 import pytest
 from playwright.sync_api import expect
 
-from arena.battles.models import Answer, Battle
 from arena.catalog.models import ModelEntry
+from arena.records.models import Answer, Battle
 from tests.helpers import make_model, make_two_models, make_user, sign_in, wait_until
 
 pytestmark = [pytest.mark.browser, pytest.mark.usefixtures("generation")]

@@ -7,7 +7,7 @@ import json
 import pytest
 from channels.db import database_sync_to_async
 
-from arena.battles.models import Answer, Battle, Vote
+from arena.records.models import Answer, Battle, Vote
 from tests.helpers import (
     RECEIVE_TIMEOUT,
     assert_no_identity,

@@ -8,7 +8,7 @@ import json
 import pytest
 from channels.db import database_sync_to_async
 
-from arena.battles.models import Vote
+from arena.records.models import Vote
 from tests.helpers import (
     RECEIVE_TIMEOUT,
     assert_no_identity,

@@ -11,9 +11,9 @@ from django.utils import timezone
 
 from accounts.models import User
 from arena.battles.exports import parse_since
-from arena.battles.models import Answer, Battle, Vote
 from arena.battles.prompts import prompt_create
 from arena.battles.services import battle_follow_up, battle_start, turn_mark_shown, vote_cast
+from arena.records.models import Answer, Battle, Vote
 from tests.helpers import wait_for_answers, wait_until
 
 

@@ -9,7 +9,7 @@ import json
 import pytest
 from django.core.management import call_command
 
-from arena.battles.models import Vote
+from arena.records.models import Vote
 from arena.tagging.models import VoteTags
 from tests.votes import logged_vote
 

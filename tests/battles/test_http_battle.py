@@ -5,9 +5,9 @@ from __future__ import annotations
 import pytest
 from channels.db import database_sync_to_async
 
-from arena.battles.models import Answer
 from arena.devtools.demo import demo_mock_config, demo_seed
 from arena.devtools.mock_server import MockServer
+from arena.records.models import Answer
 from tests.helpers import RECEIVE_TIMEOUT, start_battle
 
 pytestmark = pytest.mark.usefixtures("generation")

@@ -7,10 +7,10 @@ import pytest
 
 from arena.backends.mock import IMAGES_REFUSED
 from arena.battles.answers import answer_conversation
-from arena.battles.models import Answer, Battle, Vote
 from arena.battles.services import battle_follow_up, battle_start, turn_mark_shown, vote_cast
 from arena.core.errors import ServiceError
 from arena.images.services import image_store
+from arena.records.models import Answer, Battle, Vote
 from tests.helpers import make_model, wait_for_answers
 from tests.images.pictures import picture
 

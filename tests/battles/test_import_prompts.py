@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 from django.core.management import CommandError, call_command
 
-from arena.battles.models import Prompt
+from arena.records.models import Prompt
 
 
 def run_import(path: Path) -> tuple[str, str]:

@@ -7,8 +7,8 @@ from __future__ import annotations
 
 import pytest
 
-from arena.battles.models import Answer, Battle
 from arena.battles.services import ABANDONED, battle_follow_up, battle_start
+from arena.records.models import Answer, Battle
 from tests.helpers import make_model, ready_battle, run_together, wait_until
 
 pytestmark = pytest.mark.usefixtures("generation")

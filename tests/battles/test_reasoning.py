@@ -10,8 +10,8 @@ import pytest
 from channels.db import database_sync_to_async
 
 from arena.backends.mock import thinking_words
-from arena.battles.models import Answer, Vote
 from arena.core.text import estimate_tokens
+from arena.records.models import Answer, Vote
 from tests.helpers import frames_until, make_model, start_battle
 
 pytestmark = pytest.mark.usefixtures("generation")

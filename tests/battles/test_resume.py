@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 from channels.db import database_sync_to_async
 
-from arena.battles.models import Answer
+from arena.records.models import Answer
 from tests.helpers import answer_texts, frames_until, pane_text, start_battle
 
 pytestmark = pytest.mark.usefixtures("generation")
@@ -129,8 +129,8 @@ async def test_resuming_a_battle_whose_worker_died_mid_answer_says_so_at_once(
     from asgiref.sync import sync_to_async
     from django.utils import timezone
 
-    from arena.battles.models import Battle, Turn
     from arena.generation.streams import answer_streams, stream_key
+    from arena.records.models import Battle, Turn
 
     comm = await ws_connect(alice)
     await comm.connect()

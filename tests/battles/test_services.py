@@ -10,7 +10,6 @@ from django.db import DatabaseError, connection, transaction
 from django.utils import timezone
 
 from arena.battles.answers import answer_conversation
-from arena.battles.models import Answer, Battle, Prompt, Vote
 from arena.battles.prompts import prompt_create
 from arena.battles.services import (
     battle_follow_up,
@@ -24,6 +23,7 @@ from arena.battles.services import (
 )
 from arena.catalog.services import params_check
 from arena.core.errors import AppendOnlyError, ServiceError
+from arena.records.models import Answer, Battle, Prompt, Vote
 from tests.helpers import calm_battle, make_model, ready_battle, run_together, wait_for_answers
 
 needs_generation = pytest.mark.usefixtures("generation")

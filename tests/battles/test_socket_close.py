@@ -9,8 +9,8 @@ import pytest
 from channels.db import database_sync_to_async
 from django.conf import settings
 
-from arena.battles.models import Battle
 from arena.devtools.processes import DaphneServer
+from arena.records.models import Battle
 from tests.helpers import (
     answer_texts,
     make_model,

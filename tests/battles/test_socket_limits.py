@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 from channels.db import database_sync_to_async
 
-from arena.battles.models import Battle
+from arena.records.models import Battle
 from tests.helpers import RECEIVE_TIMEOUT, ready_battle
 
 pytestmark = pytest.mark.usefixtures("generation", "two_models")

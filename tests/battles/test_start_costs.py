@@ -19,7 +19,6 @@ from django.test.utils import CaptureQueriesContext
 from accounts import ratelimits
 from arena.battles import gold, prompts, services
 from arena.battles.consumers import BattleConsumer
-from arena.battles.models import Answer, Battle, GoldItem, Prompt
 from arena.battles.prompts import _prompt_insert, prompt_create, prompt_for_text
 from arena.battles.services import battle_begin, battle_start
 from arena.battles.start_reads import _rater_query, _state_query, rater_read, start_state
@@ -27,6 +26,7 @@ from arena.battles.turn_shown import turn_shown
 from arena.core import statements
 from arena.core.statements import statement
 from arena.core.text import prompt_hash
+from arena.records.models import Answer, Battle, GoldItem, Prompt
 from tests.helpers import frames_until, make_user
 
 

@@ -11,13 +11,13 @@ from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
 from arena.battles.consumers import _battle_begin
-from arena.battles.models import Answer, Battle
 from arena.battles.prompts import prompt_create
 from arena.battles.services import battle_begin, battle_pick_models, battle_start
 from arena.catalog.models import ModelEntry
 from arena.catalog.services import models_set_active
 from arena.core.errors import ServiceError
 from arena.core.statements import ONE_STATEMENT
+from arena.records.models import Answer, Battle
 from ranking.models import LeaderboardRow, LeaderboardSnapshot
 from tests.helpers import make_model, make_user, run_together
 

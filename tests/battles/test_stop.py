@@ -7,8 +7,8 @@ from __future__ import annotations
 import pytest
 from channels.db import database_sync_to_async
 
-from arena.battles.models import Answer, Battle
 from arena.catalog.models import ModelEntry
+from arena.records.models import Answer, Battle
 from tests.helpers import RECEIVE_TIMEOUT, frames_until, make_model, start_battle, wait_until
 
 pytestmark = pytest.mark.usefixtures("generation")

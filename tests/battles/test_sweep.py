@@ -11,7 +11,6 @@ from django.utils import timezone
 
 from arena.battles.answers import answer_claim
 from arena.battles.ending import battle_void_overdue, turn_deadline_s
-from arena.battles.models import Answer, Battle, Turn
 from arena.battles.sweep import (
     QUEUED_LOST_S,
     STALLED_MESSAGE,
@@ -20,6 +19,7 @@ from arena.battles.sweep import (
     battles_void_stuck,
 )
 from arena.generation.streams import HEARTBEAT_TTL_S, START, answer_streams, stream_key
+from arena.records.models import Answer, Battle, Turn
 from tests.helpers import ready_battle
 
 pytestmark = pytest.mark.usefixtures("generation")

@@ -15,11 +15,11 @@ from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
-from arena.battles.models import Answer, Battle, Turn
 from arena.battles.services import battle_start
 from arena.battles.sweep import NOBODY_WATCHED
 from arena.devtools.processes import CeleryProcess
 from arena.generation.streams import answer_streams, stream_key
+from arena.records.models import Answer, Battle, Turn
 from tests.helpers import (
     ROOT,
     frames_until,

@@ -10,10 +10,10 @@ from asgiref.sync import async_to_sync
 from django.conf import settings
 
 from arena.battles.answers import answer_generate
-from arena.battles.models import Answer, Battle
 from arena.battles.services import battle_start, vote_cast
 from arena.battles.tasks import generate_turn
 from arena.core.errors import ServiceError
+from arena.records.models import Answer, Battle
 from tests.helpers import make_model, ready_battle
 
 needs_generation = pytest.mark.usefixtures("generation")

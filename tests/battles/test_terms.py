@@ -8,7 +8,7 @@ from channels.db import database_sync_to_async
 from django.test import Client
 from playwright.sync_api import expect
 
-from arena.battles.models import Battle
+from arena.records.models import Battle
 from tests.helpers import RECEIVE_TIMEOUT, make_two_models, make_user, sign_in
 
 

@@ -10,8 +10,8 @@ import pytest
 from channels.db import database_sync_to_async
 from django.conf import settings
 
-from arena.battles.models import Answer, Battle
 from arena.battles.services import ABANDONED
+from arena.records.models import Answer, Battle
 from tests.helpers import (
     answer_texts,
     assert_no_identity,

@@ -6,11 +6,11 @@ import pytest
 from django.core.management import call_command
 
 from accounts.models import User
-from arena.battles.models import Prompt
 from arena.battles.prompts import prompt_create
 from arena.battles.services import vote_cast
 from arena.catalog.models import ModelEntry
 from arena.devtools.demo import DEMO_JUDGE, DEMO_MODELS
+from arena.records.models import Prompt
 from tests.helpers import PASSWORD, assert_no_identity, ready_battle
 
 
@@ -113,8 +113,8 @@ def test_demo_seed_is_idempotent(transactional_db, settings, monkeypatch):
     assert set(Prompt.objects.values_list("language", flat=True)) >= {"en", "es"}
     assert User.objects.filter(is_superuser=True).count() == 1
     assert User.objects.count() == 3  # rater, admin and the inactive author of simulated votes
-    from arena.battles.models import Vote
     from arena.devtools.demo import SIMULATED_VOTES
+    from arena.records.models import Vote
     from ranking.models import LeaderboardSnapshot
 
     assert Vote.objects.filter(simulated=True).count() == SIMULATED_VOTES

@@ -13,11 +13,11 @@ from django.utils import timezone
 
 from accounts.models import User
 from arena.battles.consumers import _vote_cast
-from arena.battles.models import Answer, Battle, GoldItem, Turn, Vote
 from arena.battles.services import battle_start, vote_cast
 from arena.core.errors import ServiceError
 from arena.integrity.models import VoteFlag
 from arena.integrity.selectors import counted_votes, rater_gold_agreement, vote_tallies
+from arena.records.models import Answer, Battle, GoldItem, Turn, Vote
 from tests.helpers import make_model
 from tests.votes import logged_vote
 

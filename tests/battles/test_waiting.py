@@ -10,12 +10,12 @@ import pytest
 from django.test import Client
 from django.utils import timezone
 
-from arena.battles.models import Battle, Turn
 from arena.battles.selectors import battle_in_progress
 from arena.battles.services import battle_rejoin, battle_start, turn_mark_shown, vote_cast
 from arena.battles.sweep import NOBODY_WATCHED, battles_end_unwatched, battles_void_stuck
 from arena.core.errors import ServiceError
 from arena.generation.streams import answer_streams, stream_key
+from arena.records.models import Battle, Turn
 from tests.helpers import wait_for_answers
 
 pytestmark = pytest.mark.usefixtures("generation")

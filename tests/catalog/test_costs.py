@@ -8,9 +8,9 @@ from decimal import Decimal
 import pytest
 from django.urls import reverse
 
-from arena.battles.models import Answer
 from arena.catalog import costs
 from arena.catalog.models import CostStatus, ModelEntry, ModelPrice
+from arena.records.models import Answer
 from tests.helpers import make_model, ready_battle, serving
 
 JUNE = date(2025, 6, 15)

@@ -5,9 +5,9 @@ from __future__ import annotations
 import pytest
 from django.db import IntegrityError
 
-from arena.battles.models import Battle, Prompt, Turn
 from arena.battles.prompts import prompt_create
 from arena.core.bulk import rows_add
+from arena.records.models import Battle, Prompt, Turn
 from tests.helpers import make_two_models, make_user
 
 

@@ -15,8 +15,8 @@ from channels.db import database_sync_to_async
 from django.conf import settings
 from django.db import transaction
 
-from arena.battles.models import Answer
 from arena.core.jobs import job_run, job_send
+from arena.records.models import Answer
 from tests.helpers import ready_battle
 
 RECORD = "tests.core.record"

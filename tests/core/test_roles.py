@@ -10,7 +10,7 @@ from django.core.management import call_command
 from django.core.management.base import CommandError
 from django.db import connection
 
-from arena.battles.models import Vote
+from arena.records.models import Vote
 from tests.helpers import calm_vote
 
 pytestmark = pytest.mark.usefixtures("generation")

@@ -8,11 +8,11 @@ import pytest
 from django.utils import timezone
 
 from accounts.models import User
-from arena.battles.models import Answer, Battle, Prompt, Turn, Vote
 from arena.battles.prompts import prompt_create
 from arena.battles.services import shared_params
 from arena.catalog.models import ModelEntry
 from arena.core.text import style_counts
+from arena.records.models import Answer, Battle, Prompt, Turn, Vote
 
 Make = Callable[..., Vote]
 

@@ -11,7 +11,6 @@ from channels.db import database_sync_to_async
 from django.test import Client
 from django.urls import reverse
 
-from arena.battles.models import Vote
 from arena.battles.prompts import prompt_create
 from arena.battles.simulation import votes_simulate
 from arena.catalog.models import ModelEntry
@@ -19,6 +18,7 @@ from arena.devtools.mock_server import MockServer
 from arena.evals import battle_judging as calibration
 from arena.evals.agreement import calibration_report
 from arena.evals.models import BattleVerdict
+from arena.records.models import Vote
 from ranking.services import leaderboard_recompute
 from tests.helpers import calm_vote, make_model
 

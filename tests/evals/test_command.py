@@ -62,8 +62,8 @@ def test_json_and_the_budget(setup):
 
 
 def test_exports_give_raw_style_and_category_boards_and_arena_battles_marked_as_a_judges(setup):
-    from arena.battles.models import Vote
     from arena.evals.models import EvalRun, EvalVerdict
+    from arena.records.models import Vote
 
     autoeval("--seed", "4")
     run = EvalRun.objects.get()

@@ -10,8 +10,8 @@ import json
 import pytest
 from channels.db import database_sync_to_async
 
-from arena.battles.models import Vote
 from arena.devtools.rater import RaterSocket
+from arena.records.models import Vote
 from tests.helpers import make_two_models, session_headers
 
 pytestmark = pytest.mark.faults

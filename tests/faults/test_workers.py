@@ -8,7 +8,7 @@ import time
 import pytest
 from channels.db import database_sync_to_async
 
-from arena.battles.models import Answer, Battle
+from arena.records.models import Answer, Battle
 from tests.helpers import make_two_models, real_socket, session_headers, socket_frames_until
 
 pytestmark = pytest.mark.faults

@@ -11,7 +11,6 @@ import pytest
 from asgiref.sync import async_to_sync
 from django.conf import settings
 
-from arena.battles.models import Answer
 from arena.battles.services import vote_cast
 from arena.generation.streams import (
     KEEP_AFTER_END_S,
@@ -23,6 +22,7 @@ from arena.generation.streams import (
     answer_streams,
     stream_key,
 )
+from arena.records.models import Answer
 from tests.helpers import ready_battle
 
 

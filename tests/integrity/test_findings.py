@@ -9,11 +9,11 @@ from __future__ import annotations
 import pytest
 
 from accounts.models import User
-from arena.battles.models import Vote
 from arena.battles.services import battle_follow_up, battle_start, turn_mark_shown, vote_cast
 from arena.integrity.checks import asks_identity
 from arena.integrity.models import VoteFlag
 from arena.integrity.selectors import rater_gold_agreement
+from arena.records.models import Vote
 from tests.helpers import (
     calm_battle,
     calm_vote,

@@ -10,11 +10,11 @@ from django.urls import reverse
 
 from accounts.models import User
 from arena.battles.gold import gold_draw, gold_mark
-from arena.battles.models import Answer, Battle, GoldItem
 from arena.battles.prompts import prompt_create
 from arena.battles.services import battle_follow_up, battle_start, turn_mark_shown, vote_cast
 from arena.core.errors import ServiceError
 from arena.integrity.selectors import rater_gold_agreement
+from arena.records.models import Answer, Battle, GoldItem
 from tests.helpers import (
     choose,
     gold_battle,

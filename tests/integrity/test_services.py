@@ -10,11 +10,11 @@ import pytest
 from django.db import DatabaseError, connection, transaction
 
 from accounts.models import User
-from arena.battles.models import Battle, Vote
 from arena.battles.services import battle_start, vote_cast
 from arena.core.errors import AppendOnlyError, ServiceError
 from arena.integrity.models import VoteFlag
 from arena.integrity.services import flag_review, rater_ban, rater_unban, vote_flag
+from arena.records.models import Battle, Vote
 from ranking.services import leaderboard_recompute
 from tests.helpers import (
     calm_battle,

@@ -9,7 +9,7 @@ import io
 import numpy as np
 import pytest
 
-from arena.battles.models import Vote
+from arena.records.models import Vote
 from arena.tagging.models import VoteTags
 from ranking import services
 

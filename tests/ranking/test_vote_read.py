@@ -8,9 +8,9 @@ import pytest
 from django.db import connection
 from django.utils import timezone
 
-from arena.battles.models import Battle, Vote
 from arena.battles.simulation import votes_simulate
 from arena.catalog.models import ModelEntry
+from arena.records.models import Battle, Vote
 from arena.tagging.models import VoteTags
 from ranking import selectors
 from tests.helpers import make_model

@@ -8,8 +8,8 @@ from collections.abc import Callable
 import pytest
 
 from accounts.models import User
-from arena.battles.models import Vote
 from arena.catalog.models import ModelEntry
+from arena.records.models import Vote
 from tests.votes import logged_vote
 
 

@@ -7,9 +7,9 @@ import json
 
 import pytest
 
-from arena.battles.models import Prompt, Vote
 from arena.battles.prompts import prompt_create, prompts_import
 from arena.battles.services import battle_follow_up, battle_start, turn_mark_shown, vote_cast
+from arena.records.models import Prompt, Vote
 from arena.tagging.language import UNDETERMINED, language_of
 from ranking import services as ranking
 from tests.helpers import shown_ago, wait_for_answers
