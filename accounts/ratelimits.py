@@ -21,11 +21,12 @@ from typing import Any
 
 from asgiref.sync import sync_to_async
 from django.conf import settings
-from django.core.cache import caches
 from django.http import HttpRequest, HttpResponse
 from django_ratelimit.core import get_usage
 from django_ratelimit.decorators import ratelimit
 from django_ratelimit.exceptions import Ratelimited
+
+from accounts.caches import shared_cache
 
 View = Callable[..., HttpResponse]
 Address = ipaddress.IPv4Address | ipaddress.IPv6Address
@@ -156,7 +157,7 @@ def scope_address(scope: dict[str, Any]) -> str | None:
 def _hit(key: str, period: int) -> int:
     """Count one more in ``key`` and return the count. On Redis add is SET NX and incr is
     INCRBY, each atomic, so processes racing on one key never lose a count."""
-    cache = caches[settings.RATELIMIT_USE_CACHE]
+    cache = shared_cache(settings.RATELIMIT_USE_CACHE)
     cache.add(key, 0, timeout=period + EXPIRY_MARGIN_S)
     try:
         return cache.incr(key)

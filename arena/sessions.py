@@ -21,12 +21,13 @@ effect at the next request or connect, as with the ``db`` engine.
 from __future__ import annotations
 
 import logging
-import threading
 
 from asgiref.sync import sync_to_async
 from django.conf import settings
 from django.contrib.sessions.backends.cached_db import SessionStore as CachedDBStore
-from django.core.cache import BaseCache, caches
+from django.core.cache import BaseCache
+
+from accounts.caches import shared_cache
 
 log = logging.getLogger(__name__)
 
@@ -37,25 +38,10 @@ CACHE_TTL_S = 300
 # cookie never works again, however the two interleave.
 GONE = "arena.sessions:gone"
 
-_shared: dict[str, tuple[str, BaseCache]] = {}
-_shared_lock = threading.Lock()
-
 
 def session_cache() -> BaseCache:
-    """The cache sessions are kept in, one for the process. Django's ``caches`` gives each
-    thread, and each task's context, a cache object of its own, and a Redis cache of its own
-    opens a connection of its own: each socket's connect (its session read in a context of
-    its own, on a thread of its own) paid for a new connection to Redis, more than the query
-    it saved. Made again when the cache's settings change (tests)."""
-    alias = settings.SESSION_CACHE_ALIAS
-    config = repr(settings.CACHES.get(alias))
-    found = _shared.get(alias)
-    if found is None or found[0] != config:
-        with _shared_lock:
-            found = _shared.get(alias)
-            if found is None or found[0] != config:
-                found = _shared[alias] = (config, caches.create_connection(alias))
-    return found[1]
+    """The cache sessions are kept in, one for the process (accounts.caches: why)."""
+    return shared_cache(settings.SESSION_CACHE_ALIAS)
 
 
 class SessionStore(CachedDBStore):
