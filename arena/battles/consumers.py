@@ -43,8 +43,10 @@ log = logging.getLogger(__name__)
 # Battle starts run on threads of their own, few of them (settings.WEB_START_THREADS): a start
 # is mostly Python under the interpreter's lock, so on a busy machine more threads start no more
 # battles a second; they only take the interpreter from the event loop that paces every battle
-# already streaming, whose text then waits. Not asgiref's one thread-sensitive thread either: a
-# crowd's starts would queue ahead of every other database call of the process.
+# already streaming, whose text then waits. The price: a start stalled on the database (a row
+# lock) or the broker holds up the process's next starts until it ends or times out. Not
+# asgiref's one thread-sensitive thread either: a crowd's starts would queue ahead of every
+# other database call of the process.
 _STARTS = ThreadPoolExecutor(settings.WEB_START_THREADS, thread_name_prefix="battle-start")
 
 # Delta frames, compact (no spaces after separators): they are most of what is sent.
@@ -370,8 +372,8 @@ class BattleConsumer(AsyncWebsocketConsumer):
         await self._send({"type": "error", "code": code, "message": message})
 
 
-# Each action's database work, in one call each, so an action costs one trip to the database
-# thread and one connection.
+# Each action's database work, in one call each, so an action costs one trip to a database
+# thread and one connection (a counted start a second trip first, for its rate limit).
 
 
 def _images_shown(battle: Battle) -> dict:

@@ -1,5 +1,5 @@
 """Vote flags: the integrity event log beside the vote log. (Gold items, the battles whose
-right vote is known, are battles' rows: battles.models.GoldItem.)"""
+right vote is known, are records' rows: records.models.GoldItem.)"""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
 """Writes of integrity: flags on votes, reviews, bans. A running battle's own findings and its
-gold items are battles' rows, written by battles' services (battle_flag, battles.gold)."""
+gold items are records' rows, written by battles' services (battle_flag, battles.gold)."""
 
 from __future__ import annotations
 

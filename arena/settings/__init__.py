@@ -13,6 +13,7 @@ import secrets
 from pathlib import Path
 
 from celery.schedules import crontab
+from django.core.exceptions import ImproperlyConfigured
 
 from arena.settings.environment import BASE_DIR, REDIS_URL, VAR_DIR, env
 
@@ -112,6 +113,8 @@ WEB_SWITCH_INTERVAL_MS = env.float("WEB_SWITCH_INTERVAL_MS", default=1.0)
 # 49-137 with the six of the loop's default pool); more suit a database far enough away that a
 # start mostly waits on it.
 WEB_START_THREADS = env.int("WEB_START_THREADS", default=1)
+if WEB_START_THREADS < 1:
+    raise ImproperlyConfigured(f"WEB_START_THREADS must be 1 or more, not {WEB_START_THREADS}.")
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 AUTH_USER_MODEL = "accounts.User"

@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 from concurrent.futures import ThreadPoolExecutor
 
+from asgiref.local import Local
 from asgiref.sync import sync_to_async
 from django.core.cache import caches
 
@@ -24,6 +25,8 @@ async def test_sockets_counting_a_limit_in_their_own_contexts_make_no_cache_of_t
 ):
     settings.RATELIMITS = {**settings.RATELIMITS, "vote": {"user": "1000/m"}}
     shared_cache(settings.RATELIMIT_USE_CACHE)  # the process's, made once
+    # No per-context object is left over from earlier tests for the sockets to inherit.
+    monkeypatch.setattr(caches, "_connections", Local(caches.thread_critical))
     made: list[str] = []
     create = caches.create_connection
 
@@ -50,3 +53,11 @@ def test_new_cache_settings_make_a_new_object(settings):
     }
     after = shared_cache("default")
     assert after is not before and after is shared_cache("default")
+
+
+def test_a_backend_not_known_to_be_shareable_stays_djangos_own(settings):
+    settings.CACHES = {
+        **settings.CACHES,
+        "other": {"BACKEND": "django.core.cache.backends.dummy.DummyCache"},
+    }
+    assert shared_cache("other") is caches["other"]
